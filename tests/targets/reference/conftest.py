@@ -1,0 +1,74 @@
+"""Helpers for reference-target tests: build a small network, run it, or see it refused."""
+
+import pytest
+import torch
+
+import torch_trt.targets.reference as trt
+
+
+class RecordingLogger(trt.ILogger):
+    def __init__(self):
+        self.messages = []
+
+    def log(self, severity, msg):
+        self.messages.append((severity, msg))
+
+    def errors(self):
+        return [msg for severity, msg in self.messages if severity == trt.ILogger.ERROR]
+
+
+def build_and_run(define, inputs, device="cpu"):
+    """define(network, *input_itensors) -> output ITensor or list; build and run on `inputs` (tensors)."""
+    logger = RecordingLogger()
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)
+    itensors = [network.add_input(f"in{i}", trt.DataType(_TRT[t.dtype]), tuple(t.shape)) for i, t in enumerate(inputs)]
+    outputs = define(network, *itensors)
+    outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    assert all(o is not None for o in outputs), f"network refused: {logger.errors()}"
+    location = trt.TensorLocation.HOST if torch.device(device).type == "cpu" else trt.TensorLocation.DEVICE
+    for i, tensor in enumerate(outputs):
+        tensor.name = f"out{i}"
+        network.mark_output(tensor)
+    for tensor in itensors + outputs:
+        tensor.location = location
+    plan = builder.build_serialized_network(network, builder.create_builder_config())
+    assert plan is not None, f"build refused: {logger.errors()}"
+    engine = trt.Runtime(logger).deserialize_cuda_engine(plan)
+    context = engine.create_execution_context()
+    inputs = [t.to(device).contiguous() for t in inputs]
+    for i, t in enumerate(inputs):
+        context.set_input_shape(f"in{i}", tuple(t.shape))
+        context.set_tensor_address(f"in{i}", t.data_ptr())
+    results = []
+    for i in range(len(outputs)):
+        name = f"out{i}"
+        out = torch.empty(tuple(context.get_tensor_shape(name)),
+                          dtype=trt.types.TORCH_DTYPE[engine.get_tensor_dtype(name)], device=device)
+        context.set_tensor_address(name, out.data_ptr())
+        results.append(out)
+    assert context.execute_async_v3(0)
+    return results[0] if len(results) == 1 else results
+
+
+def refusal(define, input_specs):
+    """define(network, *itensors) must return None (refused); return the logged error text."""
+    logger = RecordingLogger()
+    network = trt.Builder(logger).create_network(0)
+    itensors = [network.add_input(f"in{i}", dtype, shape) for i, (shape, dtype) in enumerate(input_specs)]
+    assert define(network, *itensors) is None, "TensorRT would refuse this network, the reference accepted it"
+    return " ".join(logger.errors())
+
+
+_TRT = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.bool: 4, torch.uint8: 5,
+        torch.bfloat16: 7, torch.int64: 8}
+
+
+@pytest.fixture
+def run_network():
+    return build_and_run
+
+
+@pytest.fixture
+def refused():
+    return refusal

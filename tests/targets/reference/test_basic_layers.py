@@ -1,0 +1,40 @@
+import numpy as np
+import pytest
+import torch
+
+import torch_trt.targets.reference as trt
+
+
+def test_activation_relu(run_network):
+    x = torch.randn(2, 3)
+    out = run_network(lambda net, a: net.add_activation(a, trt.ActivationType.RELU).get_output(0), [x])
+    torch.testing.assert_close(out, torch.relu(x))
+
+
+def test_elementwise_rank_mismatch_refused(refused):
+    message = refused(lambda net, a, b: net.add_elementwise(a, b, trt.ElementWiseOperation.SUM),
+                      [((2, 3), trt.float32), ((3,), trt.float32)])
+    assert "same rank" in message
+
+
+def test_elementwise_dtype_mismatch_refused(refused):
+    message = refused(lambda net, a, b: net.add_elementwise(a, b, trt.ElementWiseOperation.SUM),
+                      [((2, 3), trt.float32), ((2, 3), trt.int32)])
+    assert "same dtype" in message
+
+
+def test_shuffle_reshape_with_placeholders(run_network):
+    x = torch.randn(2, 3, 4)
+
+    def define(net, a):
+        layer = net.add_shuffle(a)
+        layer.first_transpose = (0, 2, 1)
+        layer.reshape_dims = (0, -1)
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [x]), x.permute(0, 2, 1).reshape(2, -1))
+
+
+def test_constant_refuses_bool_weights(refused):
+    message = refused(lambda net: net.add_constant((2,), np.array([True, False])), [])
+    assert "BOOL" in message

@@ -1,0 +1,184 @@
+"""Runtime, ICudaEngine, IExecutionContext: run a reference plan over raw tensor addresses.
+
+The context follows TensorRT's protocol: set_input_shape and set_tensor_address for each IO
+tensor, get_tensor_shape to size outputs, execute_async_v3 on a stream. Tensors are rebuilt
+from addresses through __cuda_array_interface__ (device) or __array_interface__ (host), so the
+caller's code is exactly what real TensorRT runs. IO tensors located on HOST make a CPU engine.
+"""
+
+import numpy as np
+import torch
+
+from . import plan as plan_format
+from .enums import DataType, Severity, TensorIOMode, TensorLocation
+from .layers import LAYER_CLASSES
+from .types import TORCH_DTYPE, Dims
+
+
+class Runtime:
+    """Deserializes plans into engines."""
+
+    def __init__(self, logger):
+        self._logger = logger
+
+    logger = property(lambda self: self._logger)
+
+    def deserialize_cuda_engine(self, serialized_engine):
+        try:
+            return ICudaEngine(*plan_format.deserialize(serialized_engine))
+        except plan_format.PlanError as error:
+            self._logger.log(Severity.ERROR, f"deserialize_cuda_engine: {error}")
+            return None
+
+
+class ICudaEngine:
+    """A deserialized plan: IO metadata, profiles and the layers to run, weights on its device."""
+
+    def __init__(self, plan, tensors):
+        self._io = {entry["name"]: entry for entry in plan["io"]}
+        self._io_names = [entry["name"] for entry in plan["io"]]
+        self._profiles = plan["profiles"]
+        self._layers = [plan_format.restore_layer(LAYER_CLASSES, record, tensors) for record in plan["layers"]]
+        self._records = plan["layers"]
+        on_host = any(entry["location"] == "HOST" for entry in plan["io"])
+        self._device = torch.device("cpu" if on_host else "cuda")
+        self._weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
+                         for record in self._records]
+        self.name = plan["name"]
+
+    num_io_tensors = property(lambda self: len(self._io_names))
+    num_layers = property(lambda self: len(self._layers))
+    num_optimization_profiles = property(lambda self: len(self._profiles))
+
+    def __getitem__(self, index):
+        return self._io_names[index]
+
+    def get_tensor_name(self, index):
+        return self._io_names[index]
+
+    def get_tensor_mode(self, name):
+        entry = self._io.get(name)
+        return TensorIOMode.NONE if entry is None else getattr(TensorIOMode, entry["mode"])
+
+    def get_tensor_dtype(self, name):
+        return getattr(DataType, self._io[name]["dtype"])
+
+    def get_tensor_shape(self, name):
+        return Dims(self._io[name]["shape"])
+
+    def get_tensor_location(self, name):
+        return getattr(TensorLocation, self._io[name]["location"])
+
+    def get_tensor_profile_shape(self, name, profile_index):
+        return [Dims(s) for s in self._profiles[profile_index][name]]
+
+    def create_execution_context(self, strategy=None):
+        return IExecutionContext(self)
+
+    def _run(self, values, device):
+        """Run every layer on `values` (IO name -> tensor), in place; meta tensors infer shapes."""
+        for layer, record, weights in zip(self._layers, self._records, self._weights):
+            if device == "meta":
+                weights = {name: w.to("meta") for name, w in weights.items()}
+            outputs = layer._compute([None if n is None else values[n] for n in record["inputs"]], weights)
+            for name, tensor in zip(record["outputs"], outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
+                values[name] = tensor
+        return values
+
+
+class IExecutionContext:
+    """Per-call state: input shapes, tensor addresses, and the execution itself."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self._shapes, self._addresses, self._output_shapes = {}, {}, {}
+        self.name = ""
+        self.debug_sync = False
+
+    engine = property(lambda self: self._engine)
+
+    def set_input_shape(self, name, shape):
+        engine = self._engine
+        if engine.get_tensor_mode(name) != TensorIOMode.INPUT:
+            return False
+        low, _, high = engine._profiles[0][name]
+        shape = tuple(int(d) for d in shape)
+        if len(shape) != len(low) or any(not lo <= d <= hi for lo, d, hi in zip(low, shape, high)):
+            return False
+        self._shapes[name] = shape
+        self._output_shapes = {}
+        return True
+
+    def get_tensor_shape(self, name):
+        engine = self._engine
+        if engine.get_tensor_mode(name) == TensorIOMode.INPUT:
+            return Dims(self._shapes.get(name, engine.get_tensor_shape(name)))
+        if not self._output_shapes:
+            values = {n: torch.empty(self.get_tensor_shape(n), dtype=TORCH_DTYPE[engine.get_tensor_dtype(n)],
+                                     device="meta") for n in engine._io_names
+                      if engine.get_tensor_mode(n) == TensorIOMode.INPUT}
+            values = engine._run(values, "meta")
+            self._output_shapes = {n: tuple(values[n].shape) for n in engine._io_names}
+        return Dims(self._output_shapes[name])
+
+    def infer_shapes(self):
+        return [n for n in self._engine._io_names if self._engine.get_tensor_mode(n) == TensorIOMode.INPUT
+                and -1 in self._engine.get_tensor_shape(n) and n not in self._shapes]
+
+    @property
+    def all_binding_shapes_specified(self):
+        return not self.infer_shapes()
+
+    def set_tensor_address(self, name, memory):
+        if self._engine.get_tensor_mode(name) == TensorIOMode.NONE:
+            return False
+        self._addresses[name] = int(memory)
+        return True
+
+    def get_tensor_address(self, name):
+        return self._addresses.get(name, 0)
+
+    def execute_v2(self, bindings):
+        for name, address in zip(self._engine._io_names, bindings):
+            self._addresses[name] = int(address)
+        return self.execute_async_v3(0)
+
+    def execute_async_v3(self, stream_handle):
+        engine = self._engine
+        if self.infer_shapes() or any(n not in self._addresses for n in engine._io_names):
+            return False
+        views = {n: _view(self._addresses[n], self.get_tensor_shape(n), TORCH_DTYPE[engine.get_tensor_dtype(n)],
+                          engine._device) for n in engine._io_names}
+        inputs = {n: v for n, v in views.items() if engine.get_tensor_mode(n) == TensorIOMode.INPUT}
+        if engine._device.type == "cuda" and stream_handle != torch.cuda.current_stream().cuda_stream:
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream_handle)):
+                self._execute(views, inputs)
+        else:
+            self._execute(views, inputs)
+        return True
+
+    def _execute(self, views, inputs):
+        values = self._engine._run(dict(inputs), self._engine._device.type)
+        for name, view in views.items():
+            if self._engine.get_tensor_mode(name) == TensorIOMode.OUTPUT:
+                view.copy_(values[name])
+
+
+class _ArrayInterface:
+    def __init__(self, key, interface):
+        setattr(self, key, interface)
+
+
+def _view(address, shape, dtype, device):
+    """A tensor viewing `address` (as TensorRT reads it), through the array interface protocols."""
+    shape = tuple(shape)
+    if 0 in shape or address == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    storage = torch.int16 if dtype == torch.bfloat16 else dtype
+    typestr = np.dtype(torch.empty((), dtype=storage).numpy().dtype).str
+    interface = {"shape": shape, "typestr": typestr, "data": (address, False), "strides": None, "version": 3}
+    if device.type == "cuda":
+        tensor = torch.as_tensor(_ArrayInterface("__cuda_array_interface__", interface), device=device)
+    else:
+        tensor = torch.from_numpy(np.asarray(_ArrayInterface("__array_interface__", interface)))
+    return tensor.view(dtype) if storage is not dtype else tensor

@@ -1,0 +1,29 @@
+"""IConstantLayer: a tensor of weights baked into the engine."""
+
+import torch
+
+from ..enums import DataType, LayerType
+from ..network import ILayer, check, network_method
+from ..types import TORCH_DTYPE, to_dims, to_weights, volume
+
+
+class IConstantLayer(ILayer):
+    _layer_type = LayerType.CONSTANT
+    _attributes = ("weights", "shape")
+    _weight_attributes = ("weights",)
+
+    def _check(self, inputs):
+        check(self.weights.dtype not in (DataType.BOOL, DataType.UINT8),
+              "constant weights cannot be BOOL or UINT8; make INT32 weights and add a cast")
+        check(self.weights.size == volume(self.shape),
+              f"constant weights hold {self.weights.size} values but shape {tuple(self.shape)} needs "
+              f"{volume(self.shape)}")
+
+    def _compute(self, inputs, weights):
+        return weights["weights"].reshape(tuple(self.shape))
+
+
+@network_method
+def add_constant(self, shape, weights):
+    return self._add(IConstantLayer, [], shape=to_dims(shape, "add_constant"),
+                     weights=to_weights(weights, "add_constant"))

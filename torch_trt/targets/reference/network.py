@@ -1,0 +1,278 @@
+"""INetworkDefinition, ITensor and ILayer: the network records TensorRT builds from.
+
+Layers live in `layers/`, one file per kind; each defines its ILayer subclass (attributes,
+`_check` for TensorRT's rules, `_compute` for its semantics in PyTorch) and registers its
+`add_*` method here with `@network_method`. A rule violation is logged as an error and the
+`add_*` call returns None, as TensorRT does. Shapes are inferred lazily by running `_compute`
+on meta tensors; dynamic dims (-1) are found by running it with two probe sizes.
+"""
+
+import re
+
+import torch
+
+from .enums import DataType, LayerType, Severity, TensorLocation
+from .types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims
+
+_PROBES = (4099, 4111)  # sizes standing in for dynamic dims; a dim that differs between probes is dynamic
+
+
+class NetworkError(Exception):
+    """A rule TensorRT enforces was broken; reported through the logger, never raised to converters."""
+
+
+class ITensor:
+    """A tensor of the network: an input, or an output of a layer."""
+
+    def __init__(self, network, name, producer=None, index=0, dtype=None, shape=None):
+        self._network, self._name, self._producer, self._index = network, name, producer, index
+        self._dtype, self._shape = dtype, shape
+        self.location = TensorLocation.DEVICE
+        self.allowed_formats = 1
+        self.broadcast_across_batch = False
+        self._dimension_names = {}
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        self._name = str(value)
+
+    @property
+    def shape(self):
+        if self._producer is None:
+            return self._shape
+        a, b = self._network._meta(self)
+        return Dims(-1 if x != y else x for x, y in zip(a.shape, b.shape))
+
+    @shape.setter
+    def shape(self, value):
+        if self._producer is not None:
+            raise RuntimeError("ITensor.shape can only be set on network inputs")
+        self._shape = to_dims(value, "ITensor.shape")
+        self._network._changed()
+
+    @property
+    def dtype(self):
+        return self._dtype if self._producer is None else TRT_DTYPE[self._network._meta(self)[0].dtype]
+
+    @property
+    def is_network_input(self):
+        return self._producer is None
+
+    @property
+    def is_network_output(self):
+        return any(t is self for t in self._network._outputs)
+
+    @property
+    def is_shape_tensor(self):
+        return False
+
+    @property
+    def is_execution_tensor(self):
+        return True
+
+    def set_dimension_name(self, index, name):
+        self._dimension_names[index] = name
+
+    def get_dimension_name(self, index):
+        return self._dimension_names.get(index)
+
+    def __repr__(self):
+        return f"<ITensor {self._name!r}>"
+
+
+class ILayer:
+    """Base of every layer: inputs, outputs, name; public attributes are those TensorRT binds."""
+
+    _layer_type = None
+    _attributes = ()          # read/write attributes of the concrete layer, as bound in TensorRT
+    _weight_attributes = ()   # attributes holding Weights (serialized as tensors, not JSON)
+    _num_outputs = 1
+
+    def __init__(self, network, inputs):
+        object.__setattr__(self, "_network", network)
+        object.__setattr__(self, "_inputs", list(inputs))
+        object.__setattr__(self, "name", f"(Unnamed Layer* {network.num_layers}) [{self._layer_type.name.title()}]")
+        object.__setattr__(self, "metadata", "")
+        outputs = [ITensor(network, f"{self.name}_output_{i}", self, i) for i in range(self._num_outputs)]
+        object.__setattr__(self, "_outputs", outputs)
+
+    def __setattr__(self, key, value):
+        if not key.startswith("_") and key not in ("name", "metadata", "num_ranks") + self._attributes:
+            raise AttributeError(f"'{type(self).__name__}' object has no writable attribute '{key}'")
+        object.__setattr__(self, key, value)
+        network = self.__dict__.get("_network")  # restored engine layers have none
+        if network is not None:
+            network._changed()
+
+    @property
+    def type(self):
+        return self._layer_type
+
+    @property
+    def num_inputs(self):
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self):
+        return len(self._outputs)
+
+    def get_input(self, index):
+        return self._inputs[index] if 0 <= index < len(self._inputs) else None
+
+    def set_input(self, index, tensor):
+        if not isinstance(tensor, ITensor) or tensor._network is not self._network:
+            self._network._log(Severity.ERROR, f"{self.name}: set_input({index}) needs a tensor of this network")
+            return
+        while len(self._inputs) <= index:
+            self._inputs.append(None)
+        self._inputs[index] = tensor
+        self._network._changed()
+
+    def get_output(self, index):
+        return self._outputs[index] if 0 <= index < len(self._outputs) else None
+
+    def get_output_type(self, index):
+        return self._outputs[index].dtype
+
+    def _check(self, inputs):
+        """Raise NetworkError when the (meta) inputs break one of TensorRT's rules for this layer."""
+
+    def _compute(self, inputs, weights):
+        """The layer's semantics: input tensors (and weight tensors by attribute) -> output tensor(s)."""
+        raise NotImplementedError
+
+
+class INetworkDefinition:
+    """The network being defined: inputs, layers in insertion order, marked outputs."""
+
+    def __init__(self, builder, flags):
+        self._builder, self._flags = builder, flags
+        self._inputs, self._layers, self._outputs = [], [], []
+        self._version, self._meta_cache = 0, {}
+        self.name = "Unnamed Network 0"
+        self.error_recorder = None
+
+    builder = property(lambda self: self._builder)
+    flags = property(lambda self: self._flags)
+    num_layers = property(lambda self: len(self._layers))
+    num_inputs = property(lambda self: len(self._inputs))
+    num_outputs = property(lambda self: len(self._outputs))
+    has_implicit_batch_dimension = property(lambda self: False)
+
+    def __len__(self):
+        return len(self._layers)
+
+    def __getitem__(self, index):
+        return self._layers[index]
+
+    def get_layer(self, index):
+        return self._layers[index] if 0 <= index < len(self._layers) else None
+
+    def get_input(self, index):
+        return self._inputs[index] if 0 <= index < len(self._inputs) else None
+
+    def get_output(self, index):
+        return self._outputs[index] if 0 <= index < len(self._outputs) else None
+
+    def get_flag(self, flag):
+        return bool(self._flags & (1 << int(flag)))
+
+    def add_input(self, name, dtype, shape):
+        if any(t.name == name for t in self._inputs):
+            self._log(Severity.ERROR, f"add_input: an input named '{name}' already exists")
+            return None
+        if not isinstance(dtype, DataType) or dtype not in TORCH_DTYPE:
+            self._log(Severity.ERROR, f"add_input: unsupported dtype {dtype!r} for input '{name}'")
+            return None
+        tensor = ITensor(self, name, dtype=dtype, shape=to_dims(shape, "add_input"))
+        self._inputs.append(tensor)
+        return tensor
+
+    def mark_output(self, tensor):
+        if not isinstance(tensor, ITensor) or tensor._network is not self:
+            self._log(Severity.ERROR, "mark_output: the tensor does not belong to this network")
+            return
+        if not any(t is tensor for t in self._outputs):
+            self._outputs.append(tensor)
+
+    def unmark_output(self, tensor):
+        self._outputs = [t for t in self._outputs if t is not tensor]
+
+    def _changed(self):
+        self._version += 1
+
+    def _log(self, severity, message):
+        self._builder.logger.log(severity, message)
+
+    def _add(self, layer_cls, inputs, **attributes):
+        """Create a layer, check TensorRT's rules on it, append it; log and return None on a violation."""
+        for tensor in inputs:
+            if tensor is not None and (not isinstance(tensor, ITensor) or tensor._network is not self):
+                self._log(Severity.ERROR, f"{layer_cls.__name__}: an input tensor is not a tensor of this network")
+                return None
+        layer = layer_cls(self, inputs)
+        for key, value in attributes.items():
+            object.__setattr__(layer, key, value)
+        self._layers.append(layer)
+        self._changed()
+        try:
+            for output in layer._outputs:
+                self._meta(output)
+        except NetworkError as error:
+            self._layers.pop()
+            self._log(Severity.ERROR, f"{layer_cls.__name__}: {error}")
+            return None
+        return layer
+
+    def _meta(self, tensor):
+        """(probe_a, probe_b) meta tensors standing for `tensor`, inferred through its producers."""
+        if self._meta_cache.get("version") != self._version:
+            self._meta_cache = {"version": self._version}
+        key = id(tensor)
+        if key not in self._meta_cache:
+            if tensor._producer is None:
+                self._meta_cache[key] = tuple(
+                    torch.empty([probe if d == -1 else d for d in tensor._shape], dtype=TORCH_DTYPE[tensor._dtype],
+                                device="meta") for probe in _PROBES)
+            else:
+                self._infer(tensor._producer)
+        return self._meta_cache[key]
+
+    def _infer(self, layer):
+        inputs = [None if t is None else self._meta(t) for t in layer._inputs]
+        results = []
+        for probe in range(2):
+            probe_inputs = [None if pair is None else pair[probe] for pair in inputs]
+            weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
+            try:
+                layer._check(probe_inputs)
+                outputs = layer._compute(probe_inputs, weights)
+            except (NetworkError, RuntimeError, ValueError, IndexError) as error:
+                message = re.sub(rf"\b({_PROBES[0]}|{_PROBES[1]})\b", "-1", str(error).splitlines()[0])
+                raise NetworkError(message) from None
+            results.append(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+        for output, a, b in zip(layer._outputs, *results):
+            self._meta_cache[id(output)] = (a, b)
+
+
+def meta_weights(weights):
+    """A meta tensor standing for Weights (None when empty), for shape inference."""
+    if weights is None or weights.size == 0:
+        return None
+    return torch.empty(weights.size, dtype=TORCH_DTYPE[weights.dtype], device="meta")
+
+
+def network_method(function):
+    """Register an `add_*` function of a layer module as a method of INetworkDefinition."""
+    setattr(INetworkDefinition, function.__name__, function)
+    return function
+
+
+def check(condition, message):
+    """Raise NetworkError(message) unless condition holds: the shared form of TensorRT's rules."""
+    if not condition:
+        raise NetworkError(message)

@@ -1,0 +1,116 @@
+"""The reference engine's serialized form: one safetensors blob, no pickle.
+
+The safetensors header's metadata holds the plan as JSON (IO tensors, profiles, layers with
+their attributes and input/output tensor names); each layer's Weights are tensors of the same
+blob. A corrupted or foreign blob fails to parse with a clear error and executes nothing.
+"""
+
+import json
+import struct
+
+import numpy as np
+import safetensors.torch
+import torch
+
+from . import enums
+from .types import TORCH_DTYPE, Dims, Permutation, Weights
+
+FORMAT = "torch_trt.reference.plan"
+VERSION = 1
+
+
+class PlanError(ValueError):
+    """The bytes are not a reference plan this version can read."""
+
+
+def _encode(value):
+    if isinstance(value, enums._Enum):
+        return {"enum": type(value).__name__, "name": value.name}
+    if isinstance(value, Permutation):
+        return list(value)
+    if isinstance(value, (Dims, tuple, list)):
+        return [_encode(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot serialize attribute value {value!r}")
+
+
+def _decode(value):
+    if isinstance(value, dict):
+        return getattr(getattr(enums, value["enum"]), value["name"])
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def serialize(network, profiles):
+    """Serialize a validated network and its optimization profiles into plan bytes."""
+    tensors, layers = {}, []
+    for index, layer in enumerate(network._layers):
+        attributes, weights = {}, {}
+        for name in layer._attributes:
+            value = getattr(layer, name)
+            if name in layer._weight_attributes:
+                if value is not None and value.size:
+                    key = f"{index}.{name}"
+                    tensors[key] = torch.from_numpy(np.array(value.numpy()))
+                    weights[name] = key
+            else:
+                attributes[name] = _encode(value)
+        layers.append({
+            "class": type(layer).__name__, "name": layer.name, "attributes": attributes, "weights": weights,
+            "inputs": [None if t is None else t.name for t in layer._inputs],
+            "outputs": [t.name for t in layer._outputs],
+        })
+    io = [{"name": t.name, "mode": "INPUT", "dtype": t.dtype.name, "shape": list(t.shape),
+           "location": t.location.name} for t in network._inputs]
+    io += [{"name": t.name, "mode": "OUTPUT", "dtype": t.dtype.name, "shape": list(t.shape),
+            "location": t.location.name} for t in network._outputs]
+    plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers}
+    return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
+
+
+def deserialize(data):
+    """Parse plan bytes into (plan dict, weight tensors); PlanError for anything else."""
+    data = bytes(data)
+    if len(data) < 8:
+        raise PlanError("serialized engine is truncated (fewer than 8 bytes)")
+    (header_size,) = struct.unpack("<Q", data[:8])
+    if header_size > len(data) - 8:
+        raise PlanError("serialized engine is truncated or corrupted (header size exceeds the data)")
+    try:
+        metadata = json.loads(data[8:8 + header_size]).get("__metadata__") or {}
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
+        raise PlanError(f"serialized engine header is corrupted: {error}") from None
+    if metadata.get("format") != FORMAT:
+        raise PlanError("bytes are not a torch_trt reference engine (missing format marker)")
+    try:
+        plan = json.loads(metadata["plan"])
+        tensors = safetensors.torch.load(data)
+    except Exception as error:  # safetensors raises its own error type for corrupted payloads
+        raise PlanError(f"serialized engine is corrupted: {error}") from None
+    if plan.get("version") != VERSION:
+        raise PlanError(f"reference engine format version {plan.get('version')} is not supported (expected {VERSION})")
+    return plan, tensors
+
+
+def restore_layer(layer_classes, record, tensors):
+    """Rebuild a layer object (without a network) from its record, for execution."""
+    cls = layer_classes.get(record["class"])
+    if cls is None:
+        raise PlanError(f"serialized engine uses unknown layer class {record['class']!r}")
+    layer = object.__new__(cls)
+    for name, value in record["attributes"].items():
+        object.__setattr__(layer, name, _decode(value))
+    for name in cls._weight_attributes:
+        key = record["weights"].get(name)
+        object.__setattr__(layer, name, None if key is None else tensors[key])
+    object.__setattr__(layer, "name", record["name"])
+    return layer
+
+
+def torch_dtype(name):
+    return TORCH_DTYPE[getattr(enums.DataType, name)]
+
+
+__all__ = ["PlanError", "serialize", "deserialize", "restore_layer", "torch_dtype", "Weights"]

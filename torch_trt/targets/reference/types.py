@@ -1,0 +1,126 @@
+"""Dims, Permutation, Weights, IHostMemory and the DataType <-> torch/numpy tables."""
+
+import numpy as np
+import torch
+
+from .enums import DataType
+
+TORCH_DTYPE = {
+    DataType.FLOAT: torch.float32, DataType.HALF: torch.float16, DataType.BF16: torch.bfloat16,
+    DataType.INT8: torch.int8, DataType.INT32: torch.int32, DataType.INT64: torch.int64,
+    DataType.BOOL: torch.bool, DataType.UINT8: torch.uint8, DataType.FP8: torch.float8_e4m3fn,
+}
+TRT_DTYPE = {torch_dtype: trt_dtype for trt_dtype, torch_dtype in TORCH_DTYPE.items()}
+_NUMPY_DTYPE = {
+    DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
+    DataType.INT32: np.int32, DataType.INT64: np.int64, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8,
+}
+_ITEMSIZE = {DataType.FLOAT: 4, DataType.HALF: 2, DataType.BF16: 2, DataType.INT8: 1, DataType.INT32: 4,
+             DataType.INT64: 8, DataType.BOOL: 1, DataType.UINT8: 1, DataType.FP8: 1}
+DataType.itemsize = property(lambda member: _ITEMSIZE.get(member))
+
+
+def nptype(trt_type):
+    """The numpy type of a DataType; TypeError for types numpy lacks, as in tensorrt."""
+    if trt_type not in _NUMPY_DTYPE:
+        raise TypeError(f"Could not resolve TensorRT datatype to an equivalent numpy datatype: {trt_type}")
+    return _NUMPY_DTYPE[trt_type]
+
+
+def volume(iterable):
+    """Product of the elements; 1 for an empty iterable."""
+    result = 1
+    for value in iterable:
+        result *= value
+    return result
+
+
+class Dims(tuple):
+    """A tuple of at most MAX_DIMS int64 extents, -1 for a dynamic dim; unhashable like the binding."""
+
+    MAX_DIMS = 8
+    __hash__ = None
+
+    def __new__(cls, shape=()):
+        values = tuple(int(v) for v in shape)
+        if len(values) > cls.MAX_DIMS:
+            raise ValueError(f"Dims may hold at most {cls.MAX_DIMS} entries, got {len(values)}")
+        return super().__new__(cls, values)
+
+    def __repr__(self):
+        return "(" + ", ".join(str(v) for v in self) + ("," if len(self) == 1 else "") + ")"
+
+
+class Permutation(tuple):
+    """A permutation of up to 8 axes; reads back padded with zeros to 8 entries like the binding."""
+
+    __hash__ = None
+
+    def __new__(cls, order=()):
+        values = tuple(int(v) for v in order)
+        if len(values) > Dims.MAX_DIMS:
+            raise ValueError(f"Permutation may hold at most {Dims.MAX_DIMS} entries")
+        return super().__new__(cls, values + (0,) * (Dims.MAX_DIMS - len(values)))
+
+
+def to_dims(value, what):
+    """Accept what pybind11 converts to Dims (any sequence of ints), reject anything else."""
+    if isinstance(value, (Dims, tuple, list)) and all(isinstance(v, (int, np.integer)) for v in value):
+        return Dims(value)
+    raise TypeError(f"{what}: incompatible function arguments, expected Dims (a sequence of ints), got {value!r}")
+
+
+class Weights:
+    """Host weights: a flat, contiguous numpy array (or empty), typed by DataType."""
+
+    def __init__(self, a=DataType.FLOAT):
+        if isinstance(a, np.ndarray):
+            if a.dtype == np.float64:
+                raise ValueError("float64 weights are not supported by TensorRT; convert to float32 first")
+            if not a.flags["C_CONTIGUOUS"]:
+                raise ValueError("Weights must be contiguous; use np.ascontiguousarray")
+            by_numpy = {np.dtype(v): k for k, v in _NUMPY_DTYPE.items()}
+            if a.dtype not in by_numpy:
+                raise TypeError(f"Unsupported numpy dtype for Weights: {a.dtype}")
+            self._array, self._dtype = a.reshape(-1), by_numpy[a.dtype]
+        else:
+            self._array, self._dtype = None, a
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def size(self):
+        return 0 if self._array is None else int(self._array.size)
+
+    @property
+    def nbytes(self):
+        return 0 if self._array is None else int(self._array.nbytes)
+
+    def numpy(self):
+        return self._array
+
+    def _as_torch(self):
+        return torch.from_numpy(np.array(self._array))
+
+
+def to_weights(value, what):
+    """Accept Weights or a numpy array (pybind11's implicit conversion); None for an omitted optional."""
+    if value is None or isinstance(value, Weights):
+        return value
+    if isinstance(value, np.ndarray):
+        return Weights(value)
+    raise TypeError(f"{what}: expected Weights or a numpy array, got {type(value).__name__}")
+
+
+class IHostMemory(bytes):
+    """Serialized bytes with the buffer protocol, as returned by build_serialized_network."""
+
+    @property
+    def nbytes(self):
+        return len(self)
+
+    @property
+    def dtype(self):
+        return DataType.UINT8
