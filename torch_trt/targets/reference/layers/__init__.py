@@ -1,7 +1,16 @@
-"""Layer kinds of the reference network, one module per kind; importing registers their add_* methods."""
+"""Layer kinds of the reference network, one module per kind, found by file name.
+
+Importing a layer module registers its `add_*` methods on INetworkDefinition; LAYER_CLASSES maps
+each ILayer subclass's name to the class, for restoring serialized engines.
+"""
+
+import importlib
+import pkgutil
 
 from ..network import ILayer
-from . import activation, cast, constant, elementwise, shuffle, unary  # noqa: F401  (registration)
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def _all_subclasses(cls):
