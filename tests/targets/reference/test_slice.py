@@ -1,0 +1,121 @@
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_trt.targets.reference as trt
+
+M = trt.SampleMode
+X34 = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+X5 = torch.arange(5, dtype=torch.float32)
+X125 = torch.arange(10, dtype=torch.float32).reshape(1, 2, 5)
+
+
+def _built(net, layer):
+    """Mark the layer's output and build: None when the builder refuses the network."""
+    net.mark_output(layer.get_output(0))
+    return net.builder.build_serialized_network(net, net.builder.create_builder_config())
+
+
+# (input, start, shape, stride, mode, expected)
+CASES = {
+    "window": (X34, (1, 0), (2, 2), (1, 2), M.STRICT_BOUNDS, X34[1:3, 0:4:2]),
+    "negative_stride": (X34, (2, 3), (3, 4), (-1, -1), M.STRICT_BOUNDS, X34.flip(0, 1)),
+    "zero_stride": (X34, (1, 2), (3, 2), (0, 0), M.STRICT_BOUNDS, X34[1, 2].expand(3, 2)),
+    "empty": (X34, (0, 0), (0, 4), (1, 1), M.STRICT_BOUNDS, X34[:0]),
+    "wrap_roll": (X5, (2,), (5,), (1,), M.WRAP, torch.roll(X5, -2)),
+    "wrap_tile": (X5, (0,), (12,), (1,), M.WRAP, X5.repeat(3)[:12]),
+    "wrap_negative": (X5, (-1,), (5,), (-1,), M.WRAP, torch.roll(X5.flip(0), -1).roll(0)),
+    "clamp": (X125, (0, 0, -2), (1, 2, 10), (1, 1, 1), M.CLAMP, F.pad(X125, (2, 3), mode="replicate")),
+    "reflect": (X125, (0, 0, -2), (1, 2, 10), (1, 1, 1), M.REFLECT, F.pad(X125, (2, 3), mode="reflect")),
+    "reflect_far": (X5, (-9,), (25,), (1,), M.REFLECT, torch.from_numpy(np.pad(X5.numpy(), (9, 11), "reflect"))),
+    "reflect_single": (X34[:, :1], (-2, -3), (3, 4), (1, 1), M.REFLECT, X34[:, :1].expand(3, 4)),
+    "fill": (X34, (-1, -1), (5, 7), (1, 1), M.FILL, F.pad(X34, (1, 2, 1, 1))),
+    "fill_strided": (X5, (-2,), (5,), (2,), M.FILL, torch.tensor([0.0, 0.0, 2.0, 4.0, 0.0])),
+    "int32": (X34.int(), (0, 1), (3, 3), (1, 1), M.STRICT_BOUNDS, X34.int()[:, 1:]),
+    "int64_fill": (X34.long(), (0, -1), (3, 5), (1, 1), M.FILL, F.pad(X34.long(), (1, 0))),
+    "bool_wrap": (X34 > 5, (0, 2), (3, 4), (1, 1), M.WRAP, torch.roll(X34 > 5, -2, 1)),
+    "fp16_reflect": (X5.half(), (-2,), (9,), (1,), M.REFLECT, torch.tensor([2, 1, 0, 1, 2, 3, 4, 3, 2]).half()),
+}
+
+
+@pytest.mark.parametrize("x, start, shape, stride, mode, expected", CASES.values(), ids=CASES.keys())
+def test_slice_matches_torch(run_network, x, start, shape, stride, mode, expected):
+    def define(net, a):
+        layer = net.add_slice(a, start, shape, stride)
+        layer.mode = mode
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [x]), expected)
+
+
+def test_slice_fill_value_input(run_network):
+    def define(net, a):
+        layer = net.add_slice(a, (-1, 0), (5, 4), (1, 1))
+        layer.mode = M.FILL
+        layer.set_input(4, net.add_constant((), np.array(7.5, dtype=np.float32)).get_output(0))
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [X34]), F.pad(X34, (0, 0, 1, 1), value=7.5))
+
+
+def test_slice_axes_attribute(run_network):
+    def define(net, a):
+        layer = net.add_slice(a, (1,), (2,), (1,))
+        layer.axes = (-1,)
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [X34]), X34[:, 1:3])
+
+
+def test_slice_defaults():
+    network = trt.Builder(trt.Logger()).create_network(0)
+    layer = network.add_slice(network.add_input("x", trt.float32, (3, 4)), (0, 0), (2, 2), (1, 1))
+    assert (layer.type, layer.mode, layer.axes, layer.start) == (trt.LayerType.SLICE, M.STRICT_BOUNDS, None, (0, 0))
+
+
+def _with(mode=None, axes=None, inputs=()):
+    """A define that slices rows [0, 2) of in0, sets mode/axes/extra inputs, then builds."""
+    def define(net, a, *extra):
+        layer = net.add_slice(a, (0,) * len(a.shape) if axes is None else (0,), (2,) * len(a.shape)
+                              if axes is None else (2,), (1,) * len(a.shape) if axes is None else (1,))
+        if mode is not None:
+            layer.mode = mode
+        if axes is not None:
+            layer.axes = axes
+        for index, tensor in zip(inputs, extra):
+            layer.set_input(index, tensor)
+        return _built(net, layer)
+    return define
+
+
+F32_33 = ((3, 3), trt.float32)
+REFUSALS = {
+    "length": (lambda net, a: net.add_slice(a, (0,), (1, 1), (1, 1)), [F32_33], "must have 2 entries"),
+    "negative_shape": (lambda net, a: net.add_slice(a, (0, 0), (1, -1), (1, 1)), [F32_33], "negative"),
+    "strict_bounds": (lambda net, a: net.add_slice(a, (1, 0), (3, 3), (1, 1)), [F32_33], "STRICT_BOUNDS"),
+    "strict_negative": (lambda net, a: net.add_slice(a, (0, 0), (2, 3), (-1, 1)), [F32_33], "position -1"),
+    "wrap_empty_dim": (_with(M.WRAP), [((0, 3), trt.float32)], "size 0"),
+    "mode_type": (_with(mode=1), [F32_33], "SampleMode"),
+    "dynamic_start": (_with(inputs=(1,)), [F32_33, ((2,), trt.int32)], "set_input(1)"),
+    "dynamic_axes": (_with(inputs=(5,)), [F32_33, ((1,), trt.int32)], "set_input(5)"),
+    "fill_needs_fill_mode": (_with(M.CLAMP, inputs=(4,)), [F32_33, ((), trt.float32)], "needs SampleMode.FILL"),
+    "fill_scalar": (_with(M.FILL, inputs=(4,)), [F32_33, ((1,), trt.float32)], "0-D"),
+    "fill_dtype": (_with(M.FILL, inputs=(4,)), [F32_33, ((), trt.int32)], "does not convert"),
+    "axes_range": (_with(axes=(2,)), [F32_33], "must lie in"),
+    "axes_repeat": (_with(axes=(0, -2)), [F32_33], "must have 2 entries"),
+}
+
+
+@pytest.mark.parametrize("define, specs, message", REFUSALS.values(), ids=REFUSALS.keys())
+def test_slice_refusals(refused, define, specs, message):
+    assert message in refused(define, specs)
+
+
+def test_slice_axes_repeat_refused(refused):
+    def define(net, a):
+        layer = net.add_slice(a, (0, 0), (1, 1), (1, 1))
+        layer.axes = (0, -2)
+        return _built(net, layer)
+
+    assert "repeat an axis" in refused(define, [F32_33])

@@ -1,0 +1,24 @@
+"""torch_trt: compile PyTorch models into TensorRT engines and run them inside PyTorch.
+
+    trt_mod = torch_trt.compile(model, inputs=[torch_trt.Input((1, 3, 224, 224))])
+    opt = torch.compile(model, backend="tensorrt")
+"""
+
+import logging
+
+from . import converters, runtime  # noqa: F401  (register converters and torch.ops.torch_trt.execute_engine)
+from .conversion import evaluators  # noqa: F401  (registers evaluators)
+from ._input import Input
+from ._settings import CompileSettings
+from .backend.torchscript import compile
+from .conversion.registry import converter, evaluator
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def set_log_level(level):
+    """Set the level of torch_trt's loggers (e.g. logging.INFO for per-phase progress)."""
+    logging.getLogger(__name__).setLevel(level)
+
+
+__all__ = ["compile", "Input", "CompileSettings", "converter", "evaluator", "set_log_level"]

@@ -1,0 +1,73 @@
+"""Input: the shape (static, or min/opt/max) and dtype of one compiled-module input."""
+
+from dataclasses import dataclass
+
+import torch
+
+SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool, torch.int8,
+                    torch.uint8, torch.float64)
+
+
+@dataclass(frozen=True, init=False)
+class Input:
+    """`Input((1, 3, 224, 224))` or `Input(min_shape=..., opt_shape=..., max_shape=...)`, with a dtype."""
+
+    min_shape: tuple
+    opt_shape: tuple
+    max_shape: tuple
+    dtype: torch.dtype
+
+    def __init__(self, shape=None, dtype=torch.float32, *, min_shape=None, opt_shape=None, max_shape=None):
+        ranges = (min_shape, opt_shape, max_shape)
+        if shape is not None and any(r is not None for r in ranges):
+            raise ValueError("Input: give either `shape` or `min_shape`/`opt_shape`/`max_shape`, not both")
+        if shape is None and any(r is None for r in ranges):
+            raise ValueError("Input: a dynamic input needs all of `min_shape`, `opt_shape` and `max_shape`")
+        if shape is not None:
+            ranges = (shape, shape, shape)
+        ranges = tuple(_as_shape(r) for r in ranges)
+        if len({len(r) for r in ranges}) != 1:
+            raise ValueError(f"Input: min/opt/max shapes must have the same rank, got {ranges}")
+        for low, mid, high in zip(*ranges):
+            if not low <= mid <= high:
+                raise ValueError(f"Input: need min <= opt <= max in every dim, got min={ranges[0]} "
+                                 f"opt={ranges[1]} max={ranges[2]}")
+        if dtype not in SUPPORTED_DTYPES:
+            raise ValueError(f"Input: unsupported dtype {dtype}; use one of {', '.join(map(str, SUPPORTED_DTYPES))}")
+        object.__setattr__(self, "min_shape", ranges[0])
+        object.__setattr__(self, "opt_shape", ranges[1])
+        object.__setattr__(self, "max_shape", ranges[2])
+        object.__setattr__(self, "dtype", dtype)
+
+    @classmethod
+    def from_tensor(cls, tensor):
+        """The static Input describing an example tensor."""
+        return cls(tuple(tensor.shape), dtype=tensor.dtype)
+
+    @property
+    def is_dynamic(self):
+        return self.min_shape != self.max_shape
+
+    @property
+    def shape(self):
+        """Declared shape with -1 for each dim that varies between min and max."""
+        return tuple(-1 if lo != hi else lo for lo, hi in zip(self.min_shape, self.max_shape))
+
+    def example(self, which="opt", device="cpu"):
+        """A tensor of the min, opt or max shape, for tracing and shape analysis."""
+        shape = getattr(self, f"{which}_shape")
+        if self.dtype.is_floating_point:
+            return torch.randn(shape, dtype=self.dtype, device=device)
+        if self.dtype == torch.bool:
+            return torch.rand(shape, device=device) > 0.5
+        return torch.randint(0, 8, shape, dtype=self.dtype, device=device)
+
+
+def _as_shape(shape):
+    if isinstance(shape, torch.Size):
+        shape = tuple(shape)
+    if not isinstance(shape, (tuple, list)) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise ValueError(f"Input: a shape must be a tuple of ints, got {shape!r}")
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"Input: dims must be positive, got {tuple(shape)}")
+    return tuple(shape)

@@ -1,0 +1,57 @@
+"""The TorchScript front door: torch_trt.compile(module, inputs=[...], **settings)."""
+
+import logging
+import warnings
+
+import torch
+
+from .._input import Input
+from .._settings import CompileSettings
+from ..errors import LoweringError
+from .pipeline import compile_frozen
+
+logger = logging.getLogger(__name__)
+
+
+def compile(module, inputs, **options):
+    """Compile a ScriptModule or nn.Module; returns a ScriptModule whose forward runs TensorRT engines.
+
+    `inputs` is a list of `torch_trt.Input` or example tensors, one per forward argument;
+    `options` are CompileSettings fields (unknown names are an error that lists the valid ones).
+    """
+    settings = CompileSettings.from_options(options)
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
+    specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
+    example_device = next((i.device for i in inputs if isinstance(i, torch.Tensor)), None)
+    device = settings.resolved_device(example_device)
+    examples = [spec.example("opt", device) for spec in specs]
+    scripted = to_script_module(module, examples)
+    return compile_frozen(torch.jit.freeze(scripted.eval()), specs, settings, device)
+
+
+def _as_tensor(value):
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"inputs entries must be torch_trt.Input or torch.Tensor, got {type(value).__name__}")
+    return value
+
+
+def to_script_module(module, examples):
+    """A ScriptModule for `module`: itself, else scripted, else traced with the example inputs."""
+    if isinstance(module, torch.jit.ScriptModule):
+        return module
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"torch_trt.compile needs a torch.nn.Module or ScriptModule, got {type(module).__name__}")
+    module = module.eval()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return torch.jit.script(module)
+    except Exception as script_error:  # scripting rejects much Python; tracing is the documented fallback
+        logger.info("torch.jit.script failed (%s); tracing with the example inputs instead",
+                    str(script_error).splitlines()[0])
+    try:
+        with torch.no_grad():
+            return torch.jit.trace(module, tuple(examples), check_trace=False)
+    except Exception as trace_error:
+        raise LoweringError(f"could not script or trace {type(module).__name__}: {trace_error}") from trace_error

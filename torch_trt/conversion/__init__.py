@@ -1,0 +1,21 @@
+"""Conversion: one TorchScript graph of tensors in, one serialized engine out.
+
+`convert_block(graph, input_specs, settings, trt, device)` creates a network, walks the graph
+with the registered evaluators and converters (interpreter.py), and builds it (build.py).
+"""
+
+from .build import build_engine
+from .context import ConversionCtx, TargetLogger
+from .interpreter import convert_graph
+from .registry import converter, evaluator
+
+
+def convert_block(graph, input_specs, settings, trt, device):
+    """Serialized engine bytes for `graph`, whose inputs are described by `input_specs` (Input objects)."""
+    builder = trt.Builder(TargetLogger(trt))
+    ctx = ConversionCtx(trt, builder, settings)
+    convert_graph(ctx, graph, input_specs)
+    return build_engine(ctx, builder, input_specs, device)
+
+
+__all__ = ["convert_block", "converter", "evaluator", "ConversionCtx"]

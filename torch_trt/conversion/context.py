@@ -1,0 +1,158 @@
+"""ConversionCtx: the state shared by evaluators and converters while one graph becomes a network.
+
+Fields:
+    trt                  the target's API module (`tensorrt` or the reference); never import tensorrt
+    net                  the INetworkDefinition, behind a proxy that names every layer after the
+                         node being converted and turns a refused `add_*` (None) into an error
+    settings             the CompileSettings
+    value_tensor_map     torch Value -> ITensor, for runtime values
+    evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
+    weights              host arrays handed to the network, kept alive until the build ends
+    logger               the target ILogger; keeps the errors the network reported
+
+Call tree (interpreter.convert_graph):
+    convert_graph
+      ├─ add_input for each graph input          -> value_tensor_map
+      ├─ for node in graph: convert_node
+      │     ├─ Args(ctx, node) from both maps
+      │     ├─ converter(ctx, node, args)  -> ctx.set_output(node, layer | tensors)
+      │     └─ or evaluator(ctx, node, args) -> evaluated_value_map
+      └─ mark_output for each graph output
+"""
+
+import logging
+
+import numpy as np
+import torch
+
+from ..targets import target_name
+
+logger = logging.getLogger(__name__)
+
+
+class NetworkRefusedError(RuntimeError):
+    """The network returned None from an add_* call: TensorRT refused the layer."""
+
+
+class TargetLogger:
+    """An ILogger for the target that forwards to Python logging and keeps the errors."""
+
+    def __new__(cls, trt):
+        class _Logger(trt.ILogger):
+            def __init__(self):
+                trt.ILogger.__init__(self)
+                self.errors = []
+
+            def log(self, severity, msg):
+                if int(severity) <= int(trt.ILogger.ERROR):
+                    self.errors.append(msg)
+                    logger.debug("target error: %s", msg)
+                elif int(severity) == int(trt.ILogger.WARNING):
+                    logger.warning("%s: %s", target_name(trt), msg)
+                else:
+                    logger.debug("%s: %s", target_name(trt), msg)
+
+        return _Logger()
+
+
+class _NamingNetwork:
+    """Proxy of INetworkDefinition: layers are named from the current node; refusals raise."""
+
+    def __init__(self, network, ctx):
+        self._network, self._ctx = network, ctx
+
+    def __getattr__(self, name):
+        attribute = getattr(self._network, name)
+        if not name.startswith("add_") or name == "add_input":
+            return attribute
+
+        def add(*args, **kwargs):
+            errors_before = len(self._ctx.logger.errors)
+            layer = attribute(*args, **kwargs)
+            if layer is None:
+                reason = "; ".join(self._ctx.logger.errors[errors_before:]) or "no reason logged"
+                raise NetworkRefusedError(f"{name} was refused: {reason}")
+            self._ctx.name_layer(layer)
+            return layer
+
+        return add
+
+
+class ConversionCtx:
+    """See the module docstring for the fields and the call tree."""
+
+    def __init__(self, trt, builder, settings):
+        self.trt, self.settings = trt, settings
+        self.logger = builder.logger
+        self.network = builder.create_network(_creation_flags(trt))
+        self.net = _NamingNetwork(self.network, self)
+        self.value_tensor_map, self.evaluated_value_map = {}, {}
+        self.weights = []
+        self.node = None
+        self._layer_count = 0
+
+    def name_layer(self, layer):
+        """Name a new layer `<kind>/<first output's debug name>[/n]` after the node being converted."""
+        self._layer_count += 1
+        base = f"{self.node.kind()}/{self.node.outputsAt(0).debugName()}" if self.node is not None else "torch_trt"
+        layer.name = f"{base}/{self._layer_count}"
+
+    def set_output(self, node, outputs):
+        """Map the node's outputs to a layer's outputs (or given ITensors), naming them after the Values."""
+        if isinstance(outputs, (list, tuple)):
+            tensors = list(outputs)
+        elif isinstance(outputs, self.trt.ITensor):
+            tensors = [outputs]
+        else:
+            tensors = [outputs.get_output(i) for i in range(node.outputsSize())]
+        if len(tensors) != node.outputsSize():
+            raise ValueError(f"converter produced {len(tensors)} outputs, the node has {node.outputsSize()}")
+        for value, tensor in zip(node.outputs(), tensors):
+            if not tensor.is_network_input:
+                tensor.name = value.debugName()
+            self.value_tensor_map[value] = tensor
+        return tensors[0] if len(tensors) == 1 else tensors
+
+    def constant(self, value):
+        """An ITensor holding a compile-time tensor (float64 -> float32; bool/uint8 via an int32 cast)."""
+        value = torch.as_tensor(value).detach().cpu()
+        if value.dtype == torch.float64:
+            value = value.float()
+        if value.dtype in (torch.bool, torch.uint8):
+            layer = self.net.add_cast(self.constant(value.to(torch.int32)), trt_dtype(self.trt, value.dtype))
+            return layer.get_output(0)
+        array = np.ascontiguousarray(value.numpy())
+        if array.ndim == 0:
+            array = array.reshape(1)
+        self.weights.append(array)
+        return self.net.add_constant(tuple(value.shape), array).get_output(0)
+
+
+def _creation_flags(trt):
+    """STRONGLY_TYPED on TensorRT 10 (ignored by 11, where every network is strongly typed)."""
+    flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+    return 0 if flag is None else 1 << int(flag)
+
+
+def _dtype_pairs(trt):
+    return [(torch.float32, trt.float32), (torch.float16, trt.float16), (torch.bfloat16, trt.bfloat16),
+            (torch.int8, trt.int8), (torch.int32, trt.int32), (torch.int64, trt.int64), (torch.bool, trt.bool),
+            (torch.uint8, trt.uint8)]
+
+
+def trt_dtype(trt, dtype):
+    """The target DataType of a torch dtype."""
+    for torch_type, target_type in _dtype_pairs(trt):
+        if torch_type == dtype:
+            return target_type
+    raise TypeError(f"{dtype} has no TensorRT equivalent")
+
+
+def torch_dtype(trt, dtype):
+    """The torch dtype of a target DataType."""
+    for torch_type, target_type in _dtype_pairs(trt):
+        if target_type == dtype:
+            return torch_type
+    raise TypeError(f"{dtype} has no torch equivalent")
+
+

@@ -1,0 +1,65 @@
+"""Evaluators for prim:: nodes: constants, lists and tuples, scalar <-> tensor."""
+
+import torch
+
+from ..context import torch_dtype
+from ..registry import evaluator
+
+
+@evaluator("prim::Constant")
+def constant(ctx, node, args):
+    """The constant's value (tensor, number, list, string, device, None)."""
+    return node.output().toIValue()
+
+
+@evaluator("prim::ListConstruct")
+def list_construct(ctx, node, args):
+    """A Python list of the elements (ITensors stay ITensors, for converters taking Tensor[])."""
+    return [arg.value for arg in args]
+
+
+@evaluator("prim::TupleConstruct")
+def tuple_construct(ctx, node, args):
+    return tuple(arg.value for arg in args)
+
+
+@evaluator("prim::ListUnpack")
+def list_unpack(ctx, node, args):
+    values = list(args[0].value)
+    if len(values) != node.outputsSize():
+        raise ValueError(f"cannot unpack {len(values)} values into {node.outputsSize()} outputs")
+    return values
+
+
+evaluator("prim::TupleUnpack")(list_unpack)
+
+
+@evaluator("prim::TupleIndex")
+def tuple_index(ctx, node, args):
+    return args[0].value[args[1].to_int()]
+
+
+@evaluator("prim::NumToTensor")
+def num_to_tensor(ctx, node, args):
+    return torch.tensor(args[0].value)
+
+
+@evaluator("prim::dtype")
+def dtype(ctx, node, args):
+    """The ScalarType code of a tensor's dtype, as TorchScript represents it."""
+    value = args[0].value
+    return _SCALAR_TYPE_CODES[value.dtype if isinstance(value, torch.Tensor) else torch_dtype(ctx.trt, value.dtype)]
+
+
+@evaluator("prim::min")
+def minimum(ctx, node, args):
+    return min(args[0].value) if len(args) == 1 else min(args[0].value, args[1].value)
+
+
+@evaluator("prim::max")
+def maximum(ctx, node, args):
+    return max(args[0].value) if len(args) == 1 else max(args[0].value, args[1].value)
+
+
+_SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+                      torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}

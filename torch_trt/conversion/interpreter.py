@@ -1,0 +1,86 @@
+"""Walk a graph's nodes and turn them into a network: evaluators for static values, converters for tensors.
+
+Any failure is re-raised as ConversionError naming the node, its schema and source location,
+in the style of torch.fx's Interpreter.
+"""
+
+import logging
+
+import torch
+
+from ..errors import ConversionError, TorchTRTError
+from .args import Arg, Args
+from .context import trt_dtype
+from .registry import find_converter, find_evaluator
+
+logger = logging.getLogger(__name__)
+
+
+def node_args(ctx, node):
+    """Bind the node's inputs to its schema's argument names, taking each from the network or the evaluated values."""
+    schema_names = _argument_names(node)
+    args = []
+    for index, value in enumerate(node.inputs()):
+        name = schema_names[index] if index < len(schema_names) else f"input{index}"
+        if value in ctx.value_tensor_map:
+            args.append(Arg(ctx, name, ctx.value_tensor_map[value], True))
+        elif value in ctx.evaluated_value_map:
+            args.append(Arg(ctx, name, ctx.evaluated_value_map[value], False))
+        else:
+            raise ConversionError(node, f"input %{value.debugName()} was neither converted nor evaluated")
+    return Args(args)
+
+
+def _argument_names(node):
+    text = node.schema()
+    return [] if text == "(no schema)" else [a.name for a in torch._C.parse_schema(text).arguments]
+
+
+def convert_node(ctx, node):
+    """Run the node's converter (or evaluator) and record its outputs."""
+    registration = find_converter(node)
+    is_converter = registration is not None
+    registration = registration or find_evaluator(node)
+    if registration is None:
+        raise ConversionError(node, "no converter or evaluator is registered for this schema")
+    ctx.node = node
+    try:
+        result = registration.function(ctx, node, node_args(ctx, node))
+    except TorchTRTError:
+        raise
+    except Exception as error:
+        raise ConversionError(node, f"{type(error).__name__}: {error}") from error
+    if not is_converter:
+        outputs = list(node.outputs())
+        values = [result] if len(outputs) == 1 else list(result)
+        for value, evaluated in zip(outputs, values):
+            ctx.evaluated_value_map[value] = evaluated
+    missing = [v.debugName() for v in node.outputs()
+               if v not in ctx.value_tensor_map and v not in ctx.evaluated_value_map]
+    if missing:
+        raise ConversionError(node, f"the converter left output(s) {missing} without a tensor or value")
+    logger.debug("converted %s -> %s", node.kind(), [v.debugName() for v in node.outputs()])
+
+
+def convert_graph(ctx, graph, input_specs):
+    """Add the graph's inputs (named input_i), convert every node, mark its outputs (named output_i)."""
+    for index, (value, spec) in enumerate(zip(graph.inputs(), input_specs)):
+        ctx.value_tensor_map[value] = ctx.network.add_input(f"input_{index}", trt_dtype(ctx.trt, spec.dtype),
+                                                            spec.shape)
+    for node in graph.nodes():
+        convert_node(ctx, node)
+    ctx.node = None
+    marked = []
+    for index, value in enumerate(graph.outputs()):
+        tensor = ctx.value_tensor_map.get(value)
+        if tensor is None:
+            evaluated = ctx.evaluated_value_map.get(value)
+            if not isinstance(evaluated, torch.Tensor):
+                raise TorchTRTError(f"graph output %{value.debugName()} is {evaluated!r}, not a tensor; only tensors "
+                                    "can leave an engine")
+            tensor = ctx.constant(evaluated)
+        if tensor.is_network_input or any(tensor is other for other in marked):
+            tensor = ctx.net.add_identity(tensor).get_output(0)  # an IO tensor cannot be both, or marked twice
+        tensor.name = f"output_{index}"
+        ctx.network.mark_output(tensor)
+        marked.append(tensor)

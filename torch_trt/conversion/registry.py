@@ -1,0 +1,85 @@
+"""Converter and evaluator registries, keyed by the parsed schema's (name, overload_name).
+
+`@converter(schema)` registers a function that adds layers for a node; `@evaluator(kind or
+schema)` registers one that computes a node's value at compile time. Schemas are parsed once
+at import; an unparseable or duplicate registration is an error at import.
+"""
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A converter or evaluator with its parsed schema and optional `supports(node, settings)` check."""
+
+    function: Callable
+    schema: Optional[torch._C.FunctionSchema]
+    supports: Optional[Callable] = None
+
+
+CONVERTERS: dict = {}
+EVALUATORS: dict = {}
+
+
+def _parse(schema):
+    try:
+        return torch._C.parse_schema(schema)
+    except RuntimeError as error:
+        raise ValueError(f"cannot parse schema {schema!r}: {error}") from None
+
+
+def _register(table, key, registration, what):
+    if key in table:
+        previous = table[key].function
+        raise ValueError(f"duplicate {what} for {key}: {previous.__module__}.{previous.__name__} is already registered")
+    table[key] = registration
+
+
+def converter(schema, supports=None):
+    """Register a converter `(ctx, node, args) -> outputs` for a full TorchScript schema string."""
+    parsed = _parse(schema)
+
+    def register(function):
+        _register(CONVERTERS, (parsed.name, parsed.overload_name), Registration(function, parsed, supports), "converter")
+        return function
+
+    return register
+
+
+def evaluator(kind_or_schema, supports=None):
+    """Register an evaluator `(ctx, node, args) -> value(s)` for a node kind (any overload) or a schema."""
+    parsed = _parse(kind_or_schema) if "(" in kind_or_schema else None
+    key = (parsed.name, parsed.overload_name) if parsed else kind_or_schema
+
+    def register(function):
+        _register(EVALUATORS, key, Registration(function, parsed, supports), "evaluator")
+        return function
+
+    return register
+
+
+def schema_key(node):
+    """(name, overload_name) of the node's matched schema, or None for nodes without one (prim ops)."""
+    return _schema_key(node.schema())
+
+
+@functools.lru_cache(maxsize=None)
+def _schema_key(text):
+    if text == "(no schema)":
+        return None
+    parsed = torch._C.parse_schema(text)
+    return (parsed.name, parsed.overload_name)
+
+
+def find_converter(node):
+    key = schema_key(node)
+    return CONVERTERS.get(key) if key else None
+
+
+def find_evaluator(node):
+    key = schema_key(node)
+    return EVALUATORS.get(key) or EVALUATORS.get(node.kind())

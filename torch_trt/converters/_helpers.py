@@ -1,0 +1,92 @@
+"""Helpers shared by converter families: constants, dtype promotion, broadcasting, dims and axes."""
+
+import torch
+
+from ..conversion.context import torch_dtype, trt_dtype
+
+
+def rank(tensor):
+    return len(tensor.shape)
+
+
+def normalize_dim(dim, rank_):
+    """A dim in [0, rank) from a possibly negative PyTorch dim; IndexError when out of range."""
+    if not -rank_ <= dim < max(rank_, 1):
+        raise IndexError(f"dim {dim} is out of range for a tensor of rank {rank_}")
+    return dim % max(rank_, 1)
+
+
+def axes_mask(dims, rank_):
+    """TensorRT's axes bitmask (bit i = dim i) for PyTorch dims, negative dims allowed."""
+    mask = 0
+    for dim in dims:
+        mask |= 1 << normalize_dim(dim, rank_)
+    return mask
+
+
+def dtype_of(ctx, value):
+    """The torch dtype of an ITensor or of a compile-time value."""
+    if isinstance(value, ctx.trt.ITensor):
+        return torch_dtype(ctx.trt, value.dtype)
+    return torch.as_tensor(value).dtype
+
+
+def _promotion_stand_in(ctx, value):
+    """Something torch.result_type treats as `value` does: dimensioned tensors vs scalars."""
+    if isinstance(value, ctx.trt.ITensor):
+        return torch.empty((1,) * max(rank(value), 1) if rank(value) else (), dtype=dtype_of(ctx, value))
+    return value
+
+
+def promote_types(ctx, *values):
+    """PyTorch's result dtype for an op on ITensors, tensors and Python scalars."""
+    stand_ins = [_promotion_stand_in(ctx, v) for v in values]
+    result = stand_ins[0] if len(stand_ins) == 1 else torch.result_type(stand_ins[0], stand_ins[1])
+    for other in stand_ins[2:]:
+        result = torch.promote_types(result, torch.result_type(torch.empty((), dtype=result), other))
+    return result.dtype if isinstance(result, torch.Tensor) else result
+
+
+def cast(ctx, tensor, dtype):
+    """`tensor` as `dtype` (torch dtype), adding a cast layer only when needed."""
+    if dtype_of(ctx, tensor) == dtype:
+        return tensor
+    return ctx.net.add_cast(tensor, trt_dtype(ctx.trt, dtype)).get_output(0)
+
+
+def to_itensor(ctx, value, dtype):
+    """An ITensor of `dtype` for an ITensor, tensor constant or Python scalar."""
+    if isinstance(value, ctx.trt.ITensor):
+        return cast(ctx, value, dtype)
+    return ctx.constant(torch.as_tensor(value).to(dtype))
+
+
+def reshape(ctx, tensor, shape):
+    """Reshape with a shuffle layer; `shape` may use TensorRT's 0 (copy) and -1 (infer)."""
+    layer = ctx.net.add_shuffle(tensor)
+    layer.reshape_dims = tuple(shape)
+    return layer.get_output(0)
+
+
+def unsqueeze_to_rank(ctx, tensor, target_rank):
+    """Prepend size-1 dims so `tensor` has `target_rank` dims (PyTorch broadcasting -> TensorRT's equal ranks)."""
+    missing = target_rank - rank(tensor)
+    if missing <= 0:
+        return tensor
+    dims = tuple(tensor.shape)
+    if dims.count(-1) > 1:
+        raise NotImplementedError(f"broadcasting a tensor of shape {dims} with several dynamic dims")
+    return reshape(ctx, tensor, (1,) * missing + dims)  # a single -1 is inferred by the shuffle
+
+
+def broadcast_pair(ctx, a, b):
+    """Give two ITensors equal ranks by prepending 1s to the lower-rank one."""
+    target = max(rank(a), rank(b))
+    return unsqueeze_to_rank(ctx, a, target), unsqueeze_to_rank(ctx, b, target)
+
+
+def elementwise(ctx, a, b, op, dtype=None):
+    """`a <op> b` with PyTorch's type promotion and broadcasting; a or b may be scalars or tensors."""
+    dtype = dtype or promote_types(ctx, a, b)
+    a, b = broadcast_pair(ctx, to_itensor(ctx, a, dtype), to_itensor(ctx, b, dtype))
+    return ctx.net.add_elementwise(a, b, op).get_output(0)

@@ -1,0 +1,65 @@
+"""Activation converters: one IActivationLayer each, alpha/beta from the schema's arguments."""
+
+from ..conversion.registry import converter
+from ._helpers import elementwise
+
+
+def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
+    layer = ctx.net.add_activation(x.itensor(), kind)
+    layer.alpha, layer.beta = alpha, beta
+    return ctx.set_output(node, layer)
+
+
+_SIMPLE = {
+    "aten::relu(Tensor self) -> Tensor": "RELU",
+    "aten::sigmoid(Tensor self) -> Tensor": "SIGMOID",
+    "aten::tanh(Tensor self) -> Tensor": "TANH",
+}
+
+
+def _simple_converter(kind):
+    def convert(ctx, node, args):
+        return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
+
+    convert.__name__ = kind.lower()
+    convert.__doc__ = f"{kind} activation."
+    return convert
+
+
+for _schema, _kind in _SIMPLE.items():
+    converter(_schema)(_simple_converter(_kind))
+
+
+@converter('aten::gelu(Tensor self, *, str approximate="none") -> Tensor')
+def gelu(ctx, node, args):
+    """GELU, exact (erf) or tanh approximation."""
+    kind = "GELU_TANH" if args["approximate"].to_str() == "tanh" else "GELU_ERF"
+    return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
+
+
+@converter("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
+def hardtanh(ctx, node, args):
+    """Clip to [min_val, max_val]."""
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.CLIP, args[1].to_float(), args[2].to_float())
+
+
+@converter("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
+def leaky_relu(ctx, node, args):
+    """x if x >= 0 else slope * x."""
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.LEAKY_RELU, args[1].to_float())
+
+
+@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor")
+def elu(ctx, node, args):
+    """ELU; only scale == input_scale == 1 maps onto TensorRT's ELU."""
+    if args["scale"].to_float() != 1 or args["input_scale"].to_float() != 1:
+        raise ValueError("elu with scale or input_scale != 1 is not supported")
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.ELU, args["alpha"].to_float())
+
+
+@converter("aten::silu(Tensor self) -> Tensor")
+def silu(ctx, node, args):
+    """x * sigmoid(x)."""
+    x = args[0].itensor()
+    sigmoid = ctx.net.add_activation(x, ctx.trt.ActivationType.SIGMOID).get_output(0)
+    return ctx.set_output(node, [elementwise(ctx, x, sigmoid, ctx.trt.ElementWiseOperation.PROD)])

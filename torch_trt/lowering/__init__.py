@@ -1,0 +1,39 @@
+"""Lowering: TorchScript IR passes that leave a small, functional opset for the converters.
+
+PASSES is the pipeline, top to bottom. `lower(graph)` runs each pass in place and logs the
+graph after it at DEBUG level under the pass name.
+"""
+
+import logging
+
+import torch
+
+from . import builtin
+from .passes.convolution_forms import normalize_convolution
+from .passes.elementwise_forms import rsub_to_sub
+from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
+from .passes.remove_no_ops import remove_no_ops
+
+logger = logging.getLogger(__name__)
+
+PASSES = [
+    builtin.inline,
+    builtin.remove_mutation,
+    remove_no_ops,
+    normalize_convolution,
+    unpack_linear,
+    unpack_addmm,
+    mm_to_matmul,
+    rsub_to_sub,
+    builtin.peephole,
+    builtin.constant_propagation,
+    builtin.eliminate_dead_code,
+]
+
+
+def lower(graph):
+    """Run every pass of PASSES on `graph`, in place."""
+    for lowering_pass in PASSES:
+        lowering_pass(graph)
+        torch._C._jit_pass_lint(graph)
+        logger.debug("after %s:\n%s", lowering_pass.__name__, graph)

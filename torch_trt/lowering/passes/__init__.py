@@ -1,0 +1,1 @@
+"""torch_trt's own lowering passes, one small family per file."""

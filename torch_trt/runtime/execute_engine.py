@@ -1,0 +1,18 @@
+"""The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript."""
+
+import torch
+
+from .engine_manager import get_runner
+
+SCHEMA = "execute_engine(Tensor[] inputs, Tensor engine, str engine_id, str target, str device) -> Tensor[]"
+
+_library = torch.library.Library("torch_trt", "DEF")
+_library.define(SCHEMA)
+
+
+def execute_engine(inputs, engine, engine_id, target, device):
+    """Run the engine serialized in `engine` (uint8 tensor) on `inputs`; returns new output tensors."""
+    return get_runner(engine_id, engine, target, device)(list(inputs))
+
+
+_library.impl("execute_engine", execute_engine, "CompositeExplicitAutograd")

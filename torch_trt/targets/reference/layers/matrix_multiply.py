@@ -1,0 +1,69 @@
+"""IMatrixMultiplyLayer: batched matrix/vector products with TensorRT's batch-dim rules."""
+
+import torch
+
+from ..enums import LayerType, MatrixOperation as Op
+from ..network import ILayer, check, network_method
+
+_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _describe(tensor, op):
+    return f"{tuple(tensor.shape)} [{op.name}]"
+
+
+def _split(tensor, op):
+    """(batch dims, inner dim K) of one operand: VECTOR uses 1 trailing dim, NONE/TRANSPOSE use 2."""
+    core = 1 if op == Op.VECTOR else 2
+    check(tensor.dim() >= core, f"matrix multiply operand {_describe(tensor, op)} needs rank >= {core}")
+    return tuple(tensor.shape[:-core]), core
+
+
+def _inner(tensor, op, first):
+    """The contracted extent K of an operand, as op presents it to the product."""
+    if op == Op.VECTOR:
+        return tensor.shape[-1]
+    # input0 contributes its columns, input1 its rows; TRANSPOSE swaps which axis that is.
+    transposed = op == Op.TRANSPOSE
+    return tensor.shape[-2] if transposed == first else tensor.shape[-1]
+
+
+def _as_matrix(tensor, op, first):
+    """View an operand as a (batch of) matrix: input0 vectors are rows, input1 vectors columns."""
+    if op == Op.TRANSPOSE:
+        return tensor.transpose(-1, -2)
+    if op == Op.VECTOR:
+        return tensor.unsqueeze(-2 if first else -1)
+    return tensor
+
+
+class IMatrixMultiplyLayer(ILayer):
+    _layer_type = LayerType.MATRIX_MULTIPLY
+    _attributes = ("op0", "op1")
+
+    def _check(self, inputs):
+        a, b = inputs
+        check(a.dtype == b.dtype, f"matrix multiply inputs must have the same dtype, got {a.dtype} and {b.dtype}; "
+              "insert a cast")
+        check(a.dtype in _FLOAT, f"matrix multiply needs float inputs, got {a.dtype}; insert a cast")
+        (batch_a, _), (batch_b, _) = _split(a, self.op0), _split(b, self.op1)
+        shapes = f"{_describe(a, self.op0)} and {_describe(b, self.op1)}"
+        check(len(batch_a) == len(batch_b), f"matrix multiply operands {shapes} have different numbers of batch "
+              "dims; insert a shuffle to add leading 1s")
+        check(all(x == y or 1 in (x, y) for x, y in zip(batch_a, batch_b)),
+              f"matrix multiply batch dims of {shapes} are not broadcastable")
+        k_a, k_b = _inner(a, self.op0, True), _inner(b, self.op1, False)
+        check(k_a == k_b, f"matrix multiply inner dimensions differ: {shapes} contract {k_a} with {k_b}")
+
+    def _compute(self, inputs, weights):
+        a, b = inputs
+        result = torch.matmul(_as_matrix(a, self.op0, True), _as_matrix(b, self.op1, False))
+        # Drop the unit row/column that stood in for a vector operand.
+        if self.op0 == Op.VECTOR:
+            result = result.squeeze(-2)
+        return result.squeeze(-1) if self.op1 == Op.VECTOR else result
+
+
+@network_method
+def add_matrix_multiply(self, input0, op0, input1, op1):
+    return self._add(IMatrixMultiplyLayer, [input0, input1], op0=Op(int(op0)), op1=Op(int(op1)))
