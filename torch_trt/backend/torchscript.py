@@ -1,5 +1,6 @@
 """The TorchScript front door: torch_trt.compile(module, inputs=[...], **settings)."""
 
+import contextlib
 import logging
 import warnings
 
@@ -25,9 +26,20 @@ def compile(module, inputs, **options):
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
     example_device = next((i.device for i in inputs if isinstance(i, torch.Tensor)), None)
     device = settings.resolved_device(example_device)
-    examples = [spec.example("opt", device) for spec in specs]
-    scripted = to_script_module(module, examples)
-    return compile_frozen(torch.jit.freeze(scripted.eval()), specs, settings, device)
+    examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
+    with quiet_torchscript():
+        scripted = to_script_module(module, examples)
+        frozen = torch.jit.freeze(scripted.eval())
+    return compile_frozen(frozen, specs, settings, device)
+
+
+@contextlib.contextmanager
+def quiet_torchscript():
+    """Silence PyTorch's deprecation warnings for the TorchScript APIs torch_trt is built on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*torch\.jit\.")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*TorchScript")
+        yield
 
 
 def _as_tensor(value):
@@ -44,9 +56,7 @@ def to_script_module(module, examples):
         raise TypeError(f"torch_trt.compile needs a torch.nn.Module or ScriptModule, got {type(module).__name__}")
     module = module.eval()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return torch.jit.script(module)
+        return torch.jit.script(module)
     except Exception as script_error:  # scripting rejects much Python; tracing is the documented fallback
         logger.info("torch.jit.script failed (%s); tracing with the example inputs instead",
                     str(script_error).splitlines()[0])

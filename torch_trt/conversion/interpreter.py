@@ -4,6 +4,7 @@ Any failure is re-raised as ConversionError naming the node, its schema and sour
 in the style of torch.fx's Interpreter.
 """
 
+import contextlib
 import logging
 
 import torch
@@ -14,6 +15,19 @@ from .context import trt_dtype
 from .registry import find_converter, find_evaluator
 
 logger = logging.getLogger(__name__)
+
+_recorders = []
+
+
+@contextlib.contextmanager
+def record_converted():
+    """Collect the kinds of the nodes that converters (not evaluators) handle inside this block."""
+    kinds = []
+    _recorders.append(kinds)
+    try:
+        yield kinds
+    finally:
+        _recorders.remove(kinds)
 
 
 def node_args(ctx, node):
@@ -50,7 +64,10 @@ def convert_node(ctx, node):
         raise
     except Exception as error:
         raise ConversionError(node, f"{type(error).__name__}: {error}") from error
-    if not is_converter:
+    if is_converter:
+        for kinds in _recorders:
+            kinds.append(node.kind())
+    else:
         outputs = list(node.outputs())
         values = [result] if len(outputs) == 1 else list(result)
         for value, evaluated in zip(outputs, values):

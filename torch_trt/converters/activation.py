@@ -43,6 +43,12 @@ def hardtanh(ctx, node, args):
     return _activation(ctx, node, args[0], ctx.trt.ActivationType.CLIP, args[1].to_float(), args[2].to_float())
 
 
+@converter("aten::relu6(Tensor self) -> Tensor")
+def relu6(ctx, node, args):
+    """Clip to [0, 6]."""
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.CLIP, 0.0, 6.0)
+
+
 @converter("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
 def leaky_relu(ctx, node, args):
     """x if x >= 0 else slope * x."""

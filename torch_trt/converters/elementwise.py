@@ -32,6 +32,15 @@ for _name, _op in (("add", "SUM"), ("sub", "SUB")):
     converter(f"aten::{_name}.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")(_add_or_sub(_op))
 
 
+@converter("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+@converter("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+def rsub(ctx, node, args):
+    """other - alpha * self."""
+    dtype = promote_types(ctx, args[0].value, args[1].value)
+    scaled = _scaled(ctx, args[0].itensor(), args["alpha"].value)
+    return ctx.set_output(node, [elementwise(ctx, args[1].value, scaled, ctx.trt.ElementWiseOperation.SUB, dtype)])
+
+
 @converter("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor")
 @converter("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
 def mul(ctx, node, args):

@@ -10,7 +10,6 @@ import torch
 
 from . import builtin
 from .passes.convolution_forms import normalize_convolution
-from .passes.elementwise_forms import rsub_to_sub
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.remove_no_ops import remove_no_ops
 
@@ -24,7 +23,6 @@ PASSES = [
     unpack_linear,
     unpack_addmm,
     mm_to_matmul,
-    rsub_to_sub,
     builtin.peephole,
     builtin.constant_propagation,
     builtin.eliminate_dead_code,

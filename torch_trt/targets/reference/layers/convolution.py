@@ -102,9 +102,9 @@ class _Convolution(WindowedLayer):
         check(maps % groups == 0, f"num_output_maps {maps} is not divisible by num_groups {groups}")
         check(self.kernel is not None and self.kernel.size > 0,
               "kernel weights are empty; kernels given as tensors through set_input(1) are not supported")
-        shape = self._kernel_shape(channels)
-        check(self.kernel.size == math.prod(shape), f"kernel holds {self.kernel.size} weights, but {self._layout} "
-              f"shape {shape} needs {math.prod(shape)}")
+        shape = self._kernel_shape(channels, groups)
+        check(self._groups(channels, self.kernel.size) is not None, f"kernel holds {self.kernel.size} weights, "
+              f"but {self._layout} shape {shape} needs {math.prod(shape)}")
         bias_size = 0 if self.bias is None else self.bias.size
         check(bias_size in (0, maps), f"bias holds {bias_size} weights, expected num_output_maps = {maps}")
         # Networks are strongly typed: weights are not converted to the input's type; add_cast the input instead.
@@ -112,6 +112,22 @@ class _Convolution(WindowedLayer):
             if weights is not None and weights.size:
                 check(TORCH_DTYPE[weights.dtype] == x.dtype, f"{name} weights are {weights.dtype.name} but the input "
                       f"is {TRT_DTYPE[x.dtype].name}; weights must match the input type (cast the input or the weights)")
+
+    def _groups(self, channels, count):
+        """num_groups if the kernel's weight count fits it; while num_groups is still 1, the grouping the kernel
+        fits (converters set num_groups after add_*, which already infers shapes); None if nothing fits."""
+        candidates = [self.num_groups] if self.num_groups != 1 else range(1, channels + 1)
+        return next((g for g in candidates if channels % g == 0 and self.num_output_maps % g == 0
+                     and count == math.prod(self._kernel_shape(channels, g))), None)
+
+    def _kernel(self, x, weights):
+        """(kernel in its layout, groups): shape inference accepts a grouping still to be set, execution does not."""
+        count, channels = weights["kernel"].numel(), x.shape[1]
+        groups = self._groups(channels, count) if x.is_meta else self.num_groups
+        shape = self._kernel_shape(channels, groups)
+        check(count == math.prod(shape), f"kernel holds {count} weights, but {self._layout} shape {shape} "
+              f"needs {math.prod(shape)}; set num_groups")
+        return weights["kernel"].reshape(shape), groups
 
     def _dilated(self):
         """DK = 1 + dilation * (kernel - 1) per spatial dim."""
@@ -122,8 +138,8 @@ class IConvolutionLayer(_Convolution, ILayer):
     _layer_type = LayerType.CONVOLUTION
     _layout = "GKCRS"
 
-    def _kernel_shape(self, channels):
-        return (self.num_output_maps, channels // self.num_groups, *self.kernel_size_nd)
+    def _kernel_shape(self, channels, groups):
+        return (self.num_output_maps, channels // groups, *self.kernel_size_nd)
 
     def _compute(self, inputs, weights):
         x = inputs[0]
@@ -132,24 +148,24 @@ class IConvolutionLayer(_Convolution, ILayer):
                                              self.pre_padding, self.post_padding)
         padded = F.pad(x, torch_pads(pre, [a + e for a, e in zip(post, overhang)]))
         conv = F.conv2d if x.dim() == 4 else F.conv3d
-        kernel = weights["kernel"].reshape(self._kernel_shape(x.shape[1]))
-        return conv(padded, kernel, weights.get("bias"), stride, 0, list(self.dilation_nd), self.num_groups)
+        kernel, groups = self._kernel(x, weights)
+        return conv(padded, kernel, weights.get("bias"), stride, 0, list(self.dilation_nd), groups)
 
 
 class IDeconvolutionLayer(_Convolution, ILayer):
     _layer_type = LayerType.DECONVOLUTION
     _layout = "CKRS"
 
-    def _kernel_shape(self, channels):
-        return (channels, self.num_output_maps // self.num_groups, *self.kernel_size_nd)
+    def _kernel_shape(self, channels, groups):
+        return (channels, self.num_output_maps // groups, *self.kernel_size_nd)
 
     def _compute(self, inputs, weights):
         x = inputs[0]
         stride = list(self.stride_nd)
         deconv = F.conv_transpose2d if x.dim() == 4 else F.conv_transpose3d
-        kernel = weights["kernel"].reshape(self._kernel_shape(x.shape[1]))
+        kernel, groups = self._kernel(x, weights)
         # The full transposed convolution is (I-1)*S + DK long; padding crops it.
-        out = deconv(x, kernel, weights.get("bias"), stride, 0, 0, self.num_groups, list(self.dilation_nd))
+        out = deconv(x, kernel, weights.get("bias"), stride, 0, 0, groups, list(self.dilation_nd))
         if self.padding_mode in _SAME:
             pre, post = same_split([max(k - s, 0) for k, s in zip(self._dilated(), stride)], self.padding_mode)
         else:

@@ -1,10 +1,9 @@
 """IGatherLayer: DEFAULT (ONNX Gather), ELEMENT (GatherElements) and ND (GatherND) gathering.
 
-TensorRT documents indices in [0, dim) only; the reference raises at run time on any index outside
-that range, negative ones included, rather than wrapping them as PyTorch indexing would.
+Every mode is written as one broadcast advanced-indexing read, so a single check covers the
+ranges: TensorRT documents indices in [0, dim) only, and the reference raises at run time on any
+read outside that range, negative indices included, rather than wrapping them as PyTorch would.
 """
-
-import math
 
 import torch
 
@@ -17,36 +16,47 @@ _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float8_e4m3fn,
           torch.bfloat16)
 
 
-def _check_range(indices, size, where):
-    """Raise when a (real, not meta) index lies outside [0, size)."""
-    if indices.is_meta or indices.numel() == 0:
-        return
-    low, high = int(indices.min()), int(indices.max())
-    if low < 0 or high >= size:
-        raise RuntimeError(f"gather index {low if low < 0 else high} is out of range [0, {size}) {where}; "
-                           "TensorRT does not define negative or out-of-range indices")
+def _index(data, subscripts):
+    """data[subscripts], after checking on real tensors that each subscript for dim d lies in [0, data.shape[d])."""
+    for dim, subscript in enumerate(subscripts):
+        if subscript.is_meta or subscript.numel() == 0:
+            continue
+        low, high = int(subscript.min()), int(subscript.max())
+        if low < 0 or high >= data.shape[dim]:
+            raise RuntimeError(f"gather reads index {low if low < 0 else high} of dim {dim} (size {data.shape[dim]}); "
+                               "TensorRT does not define negative or out-of-range indices")
+    return data[tuple(subscripts)]
+
+
+def _along(size, position, rank, device):
+    """arange(size) laid along dim `position` of a rank-`rank` result, for broadcast indexing."""
+    return torch.arange(size, device=device).view([-1 if d == position else 1 for d in range(rank)])
 
 
 def _gather_default(data, indices, axis, batch):
-    """ONNX Gather along `axis`; with batch=1 the leading dim of data and indices is paired (broadcast)."""
+    """ONNX Gather on `axis`; with batch=1 the leading dims of data and indices pair up (size 1 broadcasts)."""
     if batch:
         size = max(data.shape[0], indices.shape[0])
         data, indices = data.expand(size, *data.shape[1:]), indices.expand(size, *indices.shape[1:])
-    lead, tail = data.shape[:axis], data.shape[axis + 1:]
-    count = math.prod(indices.shape[batch:])
-    flat = indices.reshape(indices.shape[:batch] + (1,) * (axis - batch) + (count,) + (1,) * len(tail))
-    gathered = torch.gather(data, axis, flat.expand(lead + (count,) + tail))
-    return gathered.reshape(lead + indices.shape[batch:] + tail)
+    kept = indices.dim() - batch  # index dims that take the place of data's `axis`
+    rank = data.dim() - 1 + kept
+    subscripts = [_along(n, d if d < axis else d - 1 + kept, rank, data.device) for d, n in enumerate(data.shape)]
+    subscripts[axis] = indices.reshape(indices.shape[:batch] + (1,) * (axis - batch) + indices.shape[batch:]
+                                       + (1,) * (data.dim() - axis - 1))
+    return _index(data, subscripts)
+
+
+def _gather_element(data, indices, axis):
+    """ONNX GatherElements: output[J] = data[J with J[axis] replaced by indices[J]]."""
+    subscripts = [_along(n, d, indices.dim(), data.device) for d, n in enumerate(indices.shape)]
+    subscripts[axis] = indices
+    return _index(data, subscripts)
 
 
 def _gather_nd(data, indices, batch):
-    """ONNX GatherND with `batch` leading batch dims: output = indices.shape[:-1] + data.shape[batch + k:]."""
-    groups = math.prod(data.shape[:batch])
-    data = data.reshape((groups,) + data.shape[batch:])
-    points = indices.reshape((groups,) + indices.shape[batch:])
-    group = torch.arange(groups, device=data.device).view((groups,) + (1,) * (points.dim() - 2))
-    selected = data[(group.expand(points.shape[:-1]),) + tuple(points.unbind(-1))]
-    return selected.reshape(indices.shape[:-1] + selected.shape[points.dim() - 1:])
+    """ONNX GatherND with `batch` batch dims: output = indices.shape[:-1] + data.shape[batch + k:]."""
+    grids = [_along(n, d, indices.dim() - 1, data.device) for d, n in enumerate(indices.shape[:batch])]
+    return _index(data, grids + list(indices.unbind(-1)))
 
 
 class IGatherLayer(ILayer):
@@ -58,8 +68,9 @@ class IGatherLayer(ILayer):
         check(indices.dtype in _INDEX_TYPES, f"gather indices must be INT32 or INT64, got {indices.dtype}")
         check(data.dtype in _TYPES, f"gather does not accept {data.dtype} data")
         check(isinstance(self.mode, GatherMode), f"gather mode must be a GatherMode, got {self.mode!r}")
-        {GatherMode.DEFAULT: self._check_default, GatherMode.ELEMENT: self._check_element,
-         GatherMode.ND: self._check_nd}[self.mode](tuple(data.shape), tuple(indices.shape))
+        rules = {GatherMode.DEFAULT: self._check_default, GatherMode.ELEMENT: self._check_element,
+                 GatherMode.ND: self._check_nd}
+        rules[self.mode](tuple(data.shape), tuple(indices.shape))
 
     def _check_axis(self, rank):
         check(0 <= self.axis < rank, f"gather axis {self.axis} is out of range for data of rank {rank}")
@@ -75,11 +86,10 @@ class IGatherLayer(ILayer):
                   f"indices {indices} is not broadcastable")
 
     def _check_element(self, data, indices):
+        # Indices larger than data in a dim other than axis read out of range: a run-time error, like any index.
         check(self.num_elementwise_dims == 0, "gather ELEMENT needs num_elementwise_dims 0")
         self._check_axis(len(data))
         check(len(indices) == len(data), f"gather ELEMENT indices {indices} must have the rank of data {data}")
-        check(all(i <= d for dim, (i, d) in enumerate(zip(indices, data)) if dim != self.axis),
-              f"gather ELEMENT indices {indices} exceed data {data} in a dim other than axis {self.axis}")
 
     def _check_nd(self, data, indices):
         batch = self.num_elementwise_dims
@@ -87,19 +97,15 @@ class IGatherLayer(ILayer):
         check(len(indices) > batch, f"gather ND indices {indices} need rank > num_elementwise_dims ({batch})")
         check(indices[:batch] == data[:batch], f"gather ND elementwise dims of data {data} and indices {indices} "
               "must be equal (no broadcast)")
-        check(indices[-1] <= len(data) - batch, f"gather ND indices' last dim ({indices[-1]}) must be a build-time "
-              f"constant <= rank(data) - num_elementwise_dims ({len(data) - batch})")
+        check(1 <= indices[-1] <= len(data) - batch, f"gather ND indices' last dim ({indices[-1]}) must be a "
+              f"build-time constant in [1, rank(data) - num_elementwise_dims = {len(data) - batch}]")
 
     def _compute(self, inputs, weights):
         data, indices = inputs[0], inputs[1].long()
         if self.mode == GatherMode.ND:
-            for j in range(indices.shape[-1]):
-                _check_range(indices[..., j], data.shape[self.num_elementwise_dims + j],
-                             f"for dim {self.num_elementwise_dims + j} (ND)")
             return _gather_nd(data, indices, self.num_elementwise_dims)
-        _check_range(indices, data.shape[self.axis], f"along axis {self.axis}")
         if self.mode == GatherMode.ELEMENT:
-            return torch.gather(data, self.axis, indices)
+            return _gather_element(data, indices, self.axis)
         return _gather_default(data, indices, self.axis, self.num_elementwise_dims)
 
 

@@ -9,6 +9,7 @@ from ..enums import LayerType, SampleMode
 from ..network import ILayer, check, network_method
 from ..types import to_dims
 
+_PARAMETERS = ("start", "shape", "stride")
 _TENSOR_PARAMETERS = {1: "start", 2: "size", 3: "stride", 5: "axes"}
 # A fill value of another dtype is accepted only if TensorRT converts it implicitly: among these.
 _CONVERTIBLE = (torch.float32, torch.float16, torch.int8, torch.float8_e4m3fn)
@@ -42,6 +43,7 @@ def _positions(size, start, count, stride, mode, dim):
 class ISliceLayer(ILayer):
     _layer_type = LayerType.SLICE
     _attributes = ("start", "shape", "stride", "mode", "axes")
+    _deferred = False  # True while add_slice infers the output: see add_slice
 
     def __setattr__(self, key, value):
         if key in ("start", "shape", "stride") or (key == "axes" and value is not None):
@@ -49,6 +51,12 @@ class ISliceLayer(ILayer):
         super().__setattr__(key, value)
 
     def _check(self, inputs):
+        start, shape, stride = (tuple(getattr(self, name)) for name in _PARAMETERS)
+        check(len(start) == len(shape) == len(stride), f"slice start {start}, shape {shape} and stride {stride} "
+              "must have the same length")
+        check(all(n >= 0 for n in shape), f"slice shape {shape} has negative entries")
+        if self._deferred:
+            return  # the other rules depend on mode, axes and inputs, which converters set after add_slice
         data, rank = inputs[0], inputs[0].dim()
         for index, name in _TENSOR_PARAMETERS.items():
             check(len(inputs) <= index or inputs[index] is None,
@@ -56,15 +64,15 @@ class ISliceLayer(ILayer):
                   "set it as Dims")
         check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
         self._check_fill(data, inputs[4] if len(inputs) > 4 else None)
-        count = rank if self.axes is None else len(self.axes)
-        for name in ("start", "shape", "stride"):
-            check(len(getattr(self, name)) == count, f"slice {name} {tuple(getattr(self, name))} must have "
-                  f"{count} entries (one per {'input dim' if self.axes is None else 'axis'})")
-        check(all(n >= 0 for n in self.shape), f"slice shape {tuple(self.shape)} has negative entries")
-        if self.axes is not None:
-            check(all(-rank <= a < rank for a in self.axes), f"slice axes {tuple(self.axes)} must lie in "
-                  f"[{-rank}, {rank - 1}]")
-            check(len({a % rank for a in self.axes}) == len(self.axes), f"slice axes {tuple(self.axes)} repeat an axis")
+        if self.axes is None:
+            check(len(start) == rank, f"slice start/shape/stride have {len(start)} entries, need one per input dim "
+                  f"({rank})")
+            return
+        axes = tuple(self.axes)
+        check(len(start) == len(axes), f"slice start/shape/stride have {len(start)} entries, need one per axis "
+              f"({len(axes)})")
+        check(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
+        check(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
 
     def _check_fill(self, data, fill):
         """The fill value (input 4): FILL mode only, a scalar of the data's dtype or one convertible to it."""
@@ -84,10 +92,13 @@ class ISliceLayer(ILayer):
 
     def _compute(self, inputs, weights):
         data = inputs[0]
+        if self._deferred and len(self.start) != (data.dim() if self.axes is None else len(self.axes)):
+            return data  # a stand-in until axes are set; any change to the network infers again
+        mode = SampleMode.FILL if self._deferred else self.mode  # FILL gives the same shape and never refuses
         fill = inputs[4] if len(inputs) > 4 and inputs[4] is not None else torch.zeros((), device=data.device)
         for dim, (start, count, stride) in enumerate(self._parameters(tuple(data.shape))):
-            index = _positions(data.shape[dim], start, count, stride, self.mode, dim)
-            if self.mode == SampleMode.FILL:  # append a slab of fill values for out-of-range reads to land on
+            index = _positions(data.shape[dim], start, count, stride, mode, dim)
+            if mode == SampleMode.FILL:  # append a slab of fill values for out-of-range reads to land on
                 slab = fill.to(data.dtype).expand(data.shape[:dim] + (1,) + data.shape[dim + 1:])
                 data = torch.cat([data, slab], dim)
             data = data.index_select(dim, index.to(data.device))
@@ -96,5 +107,11 @@ class ISliceLayer(ILayer):
 
 @network_method
 def add_slice(self, input, start, shape, stride):
-    return self._add(ISliceLayer, [input], start=to_dims(start, "add_slice"), shape=to_dims(shape, "add_slice"),
-                     stride=to_dims(stride, "add_slice"), mode=SampleMode.STRICT_BOUNDS, axes=None)
+    # TensorRT checks a slice against its input when it analyses shapes, not in add_slice: converters add the
+    # layer, then set mode (FILL to pad, WRAP to roll) or axes. So add_slice infers with those rules deferred,
+    # and clears the flag without invalidating that inference: building (or any change) checks them all.
+    layer = self._add(ISliceLayer, [input], start=to_dims(start, "add_slice"), shape=to_dims(shape, "add_slice"),
+                      stride=to_dims(stride, "add_slice"), mode=SampleMode.STRICT_BOUNDS, axes=None, _deferred=True)
+    if layer is not None:
+        object.__setattr__(layer, "_deferred", False)
+    return layer
