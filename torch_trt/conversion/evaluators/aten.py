@@ -94,6 +94,8 @@ _UNARY = {
     "aten::neg.float(float a) -> float": operator.neg,
     "aten::Int.float(float a) -> int": int,
     "aten::Float.int(int a) -> float": float,
+    "aten::Float.Scalar(Scalar a) -> float": float,
+    "aten::Int.Scalar(Scalar a) -> int": int,
     "aten::floor.float(float a) -> int": math.floor,
     "aten::ceil.float(float a) -> int": math.ceil,
     "aten::__not__(bool self) -> bool": operator.not_,

@@ -1,0 +1,37 @@
+import pytest
+import torch
+
+import torch_trt
+from torch_trt.errors import ConversionError, UnsupportedOperatorError
+
+
+class SizeArithmetic(torch.nn.Module):
+    def forward(self, x):
+        rows = x.size(0) * 2 // 2
+        return x.reshape(rows, -1) + float(x.dim())
+
+
+def test_size_and_int_arithmetic_are_evaluated():
+    x = torch.randn(4, 3, 2)
+    compiled = torch_trt.compile(SizeArithmetic(), inputs=[x], target="reference", min_block_size=1)
+    torch.testing.assert_close(compiled(x), SizeArithmetic()(x))
+
+
+class Unconvertible(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(torch.cumsum(x, 0))
+
+
+def test_full_compilation_names_unsupported_node_and_schema():
+    with pytest.raises(UnsupportedOperatorError, match=r"aten::cumsum \[aten::cumsum"):
+        torch_trt.compile(Unconvertible(), inputs=[torch.randn(3)], target="reference", require_full_compilation=True)
+
+
+class BadElu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.elu(x) * 2 + torch.ops.aten.elu(x, 1.0, 2.0, 1.0)
+
+
+def test_converter_failure_names_the_node():
+    with pytest.raises(ConversionError, match=r"while converting aten::elu .*scale"):
+        torch_trt.compile(BadElu(), inputs=[torch.randn(3)], target="reference", require_full_compilation=True)

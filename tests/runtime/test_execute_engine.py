@@ -1,0 +1,88 @@
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_trt
+from torch_trt.errors import EngineIOError
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.relu(x * 2 + y), torch.sigmoid(x)
+
+
+def _compile(device="cpu", **inputs):
+    x, y = torch.randn(2, 3, device=device), torch.randn(2, 3, device=device)
+    return torch_trt.compile(Model(), inputs=[x, y], target="reference", min_block_size=1), x, y
+
+
+def test_engine_call_is_in_the_graph():
+    compiled, x, y = _compile()
+    assert "torch_trt::execute_engine" in str(compiled.graph)
+    for got, want in zip(compiled(x, y), Model()(x, y)):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda x: x.double(), "dtype torch.float64"),
+    (lambda x: torch.randn(3, 3), r"shape \(3, 3\), outside the engine's profile"),
+    (lambda x: torch.randn(2, 3, 1), r"shape \(2, 3, 1\)"),
+])
+def test_input_mismatch_errors(change, message):
+    compiled, x, y = _compile()
+    with pytest.raises(Exception, match=message):
+        compiled(change(x), y)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA to put an input on another device")
+def test_device_mismatch_error():
+    compiled, x, y = _compile()
+    with pytest.raises(Exception, match="is on cuda"):
+        compiled(x.cuda(), y)
+
+
+def test_device_mismatch_error_message_on_cpu():
+    from torch_trt.runtime.engine_manager import EngineRunner
+
+    compiled, x, y = _compile()
+    runner = EngineRunner(_engine_constant(compiled), "reference", torch.device("cpu"))
+    runner.device = torch.device("cuda")  # an engine on another device than its inputs
+    with pytest.raises(EngineIOError, match="move it with .to"):
+        runner.check_inputs([x, y])
+
+
+def _engine_constant(compiled):
+    return next(n.output().toIValue() for n in compiled.graph.nodes()
+                if n.kind() == "prim::Constant" and n.output().type().kind() == "TensorType"
+                and n.output().toIValue().dtype == torch.uint8)
+
+
+def test_corrupted_engine_bytes_give_a_clear_error():
+    from torch_trt.runtime.engine_manager import EngineRunner
+
+    compiled, _, _ = _compile()
+    engine = _engine_constant(compiled).clone()
+    engine[100:200] = 7
+    with pytest.raises(EngineIOError, match="corrupted"):
+        EngineRunner(engine, "reference", torch.device("cpu"))
+    with pytest.raises(EngineIOError, match="cannot deserialize"):
+        EngineRunner(torch.zeros(3, dtype=torch.uint8), "reference", torch.device("cpu"))
+
+
+def test_save_and_load_in_a_fresh_process(tmp_path):
+    compiled, x, y = _compile()
+    path = tmp_path / "model.ts"
+    torch.jit.save(compiled, str(path))
+    torch.save({"x": x, "y": y, "out": compiled(x, y)}, tmp_path / "io.pt")
+    script = f"""
+import torch, torch_trt
+m = torch.jit.load({str(path)!r})
+io = torch.load({str(tmp_path / 'io.pt')!r})
+for got, want in zip(m(io["x"], io["y"]), io["out"]):
+    torch.testing.assert_close(got, want)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr
