@@ -105,6 +105,7 @@ def _validate(network, config):
         raise NetworkError(f"IO tensor names must be unique, got {names}")
     for layer in network._layers:
         network._infer(layer)
+        layer._check_built([None if t is None else network._meta(t)[0] for t in layer._inputs])
     dynamic = [t for t in network._inputs if -1 in t.shape]
     if dynamic and not config._profiles:
         raise NetworkError(f"input '{dynamic[0].name}' has dynamic dims {tuple(dynamic[0].shape)} "

@@ -141,6 +141,9 @@ class ILayer:
     def _check(self, inputs):
         """Raise NetworkError when the (meta) inputs break one of TensorRT's rules for this layer."""
 
+    def _check_built(self, inputs):
+        """Like _check, for rules on attributes usually set after add_* (e.g. num_groups); run by the builder."""
+
     def _compute(self, inputs, weights):
         """The layer's semantics: input tensors (and weight tensors by attribute) -> output tensor(s)."""
         raise NotImplementedError

@@ -39,7 +39,7 @@ def window_padding(mode, sizes, windows, strides, pre, post):
         pre, post = same_split(totals, mode)
         return pre, post, [0] * len(totals)
     spans = [i + b + a - k for i, b, a, k in zip(sizes, pre, post, windows)]
-    check(all(span >= 0 for span in spans), f"window {tuple(windows)} (dilated) is larger than the padded input "
+    check(all(span >= 0 for span in spans), f"window {tuple(windows)} is larger than the padded input "
           f"{tuple(i + b + a for i, b, a in zip(sizes, pre, post))}")
     round_up = mode == PaddingMode.EXPLICIT_ROUND_UP
     return list(pre), list(post), [-span % s if round_up else 0 for span, s in zip(spans, strides)]
@@ -104,14 +104,14 @@ class _Convolution(WindowedLayer):
               "kernel weights are empty; kernels given as tensors through set_input(1) are not supported")
         shape = self._kernel_shape(channels, groups)
         check(self._groups(channels, self.kernel.size) is not None, f"kernel holds {self.kernel.size} weights, "
-              f"but {self._layout} shape {shape} needs {math.prod(shape)}")
+              f"but {self._layout} shape {shape} needs {math.prod(shape)} (the input channel dim must be static)")
         bias_size = 0 if self.bias is None else self.bias.size
         check(bias_size in (0, maps), f"bias holds {bias_size} weights, expected num_output_maps = {maps}")
         # Networks are strongly typed: weights are not converted to the input's type; add_cast the input instead.
         for name, weights in (("kernel", self.kernel), ("bias", self.bias)):
             if weights is not None and weights.size:
                 check(TORCH_DTYPE[weights.dtype] == x.dtype, f"{name} weights are {weights.dtype.name} but the input "
-                      f"is {TRT_DTYPE[x.dtype].name}; weights must match the input type (cast the input or the weights)")
+                      f"is {TRT_DTYPE[x.dtype].name}; weights must match the input type (add_cast the input)")
 
     def _groups(self, channels, count):
         """num_groups if the kernel's weight count fits it; while num_groups is still 1, the grouping the kernel
