@@ -25,11 +25,12 @@ CASES = {
     "empty": (X34, (0, 0), (0, 4), (1, 1), M.STRICT_BOUNDS, X34[:0]),
     "wrap_roll": (X5, (2,), (5,), (1,), M.WRAP, torch.roll(X5, -2)),
     "wrap_tile": (X5, (0,), (12,), (1,), M.WRAP, X5.repeat(3)[:12]),
-    "wrap_negative": (X5, (-1,), (5,), (-1,), M.WRAP, torch.roll(X5.flip(0), -1).roll(0)),
+    "wrap_negative": (X5, (-1,), (5,), (-1,), M.WRAP, X5.flip(0)),
     "clamp": (X125, (0, 0, -2), (1, 2, 10), (1, 1, 1), M.CLAMP, F.pad(X125, (2, 3), mode="replicate")),
     "reflect": (X125, (0, 0, -2), (1, 2, 10), (1, 1, 1), M.REFLECT, F.pad(X125, (2, 3), mode="reflect")),
     "reflect_far": (X5, (-9,), (25,), (1,), M.REFLECT, torch.from_numpy(np.pad(X5.numpy(), (9, 11), "reflect"))),
-    "reflect_single": (X34[:, :1], (-2, -3), (3, 4), (1, 1), M.REFLECT, X34[:, :1].expand(3, 4)),
+    "reflect_single": (X5[2:3], (-3,), (4,), (1,), M.REFLECT, X5[2:3].expand(4)),
+    "reflect_2d": (X34, (-1, 1), (3, 4), (1, 1), M.REFLECT, X34[[1, 0, 1]][:, [1, 2, 3, 2]]),
     "fill": (X34, (-1, -1), (5, 7), (1, 1), M.FILL, F.pad(X34, (1, 2, 1, 1))),
     "fill_strided": (X5, (-2,), (5,), (2,), M.FILL, torch.tensor([0.0, 0.0, 2.0, 4.0, 0.0])),
     "int32": (X34.int(), (0, 1), (3, 3), (1, 1), M.STRICT_BOUNDS, X34.int()[:, 1:]),
@@ -51,9 +52,10 @@ def test_slice_matches_torch(run_network, x, start, shape, stride, mode, expecte
 
 def test_slice_fill_value_input(run_network):
     def define(net, a):
+        fill = net.add_constant((), np.array(7.5, dtype=np.float32)).get_output(0)
         layer = net.add_slice(a, (-1, 0), (5, 4), (1, 1))
         layer.mode = M.FILL
-        layer.set_input(4, net.add_constant((), np.array(7.5, dtype=np.float32)).get_output(0))
+        layer.set_input(4, fill)
         return layer.get_output(0)
 
     torch.testing.assert_close(run_network(define, [X34]), F.pad(X34, (0, 0, 1, 1), value=7.5))
@@ -74,11 +76,12 @@ def test_slice_defaults():
     assert (layer.type, layer.mode, layer.axes, layer.start) == (trt.LayerType.SLICE, M.STRICT_BOUNDS, None, (0, 0))
 
 
-def _with(mode=None, axes=None, inputs=()):
-    """A define that slices rows [0, 2) of in0, sets mode/axes/extra inputs, then builds."""
+def _slice(start=(0, 0), shape=(2, 2), stride=(1, 1), mode=None, axes=None, inputs=()):
+    """A define that slices in0, sets mode/axes, wires the extra network inputs at `inputs`, then builds."""
     def define(net, a, *extra):
-        layer = net.add_slice(a, (0,) * len(a.shape) if axes is None else (0,), (2,) * len(a.shape)
-                              if axes is None else (2,), (1,) * len(a.shape) if axes is None else (1,))
+        layer = net.add_slice(a, start, shape, stride)
+        if layer is None:
+            return None
         if mode is not None:
             layer.mode = mode
         if axes is not None:
@@ -89,21 +92,23 @@ def _with(mode=None, axes=None, inputs=()):
     return define
 
 
-F32_33 = ((3, 3), trt.float32)
+F32_33, F32_SCALAR = ((3, 3), trt.float32), ((), trt.float32)
 REFUSALS = {
-    "length": (lambda net, a: net.add_slice(a, (0,), (1, 1), (1, 1)), [F32_33], "must have 2 entries"),
-    "negative_shape": (lambda net, a: net.add_slice(a, (0, 0), (1, -1), (1, 1)), [F32_33], "negative"),
-    "strict_bounds": (lambda net, a: net.add_slice(a, (1, 0), (3, 3), (1, 1)), [F32_33], "STRICT_BOUNDS"),
-    "strict_negative": (lambda net, a: net.add_slice(a, (0, 0), (2, 3), (-1, 1)), [F32_33], "position -1"),
-    "wrap_empty_dim": (_with(M.WRAP), [((0, 3), trt.float32)], "size 0"),
-    "mode_type": (_with(mode=1), [F32_33], "SampleMode"),
-    "dynamic_start": (_with(inputs=(1,)), [F32_33, ((2,), trt.int32)], "set_input(1)"),
-    "dynamic_axes": (_with(inputs=(5,)), [F32_33, ((1,), trt.int32)], "set_input(5)"),
-    "fill_needs_fill_mode": (_with(M.CLAMP, inputs=(4,)), [F32_33, ((), trt.float32)], "needs SampleMode.FILL"),
-    "fill_scalar": (_with(M.FILL, inputs=(4,)), [F32_33, ((1,), trt.float32)], "0-D"),
-    "fill_dtype": (_with(M.FILL, inputs=(4,)), [F32_33, ((), trt.int32)], "does not convert"),
-    "axes_range": (_with(axes=(2,)), [F32_33], "must lie in"),
-    "axes_repeat": (_with(axes=(0, -2)), [F32_33], "must have 2 entries"),
+    "lengths_differ": (_slice(start=(0,)), [F32_33], "start (0,), shape (2, 2) and stride (1, 1) must have the same"),
+    "length_rank": (_slice((0,), (1,), (1,)), [F32_33], "have 1 entries, need one per input dim (2)"),
+    "negative_shape": (_slice(shape=(1, -1)), [F32_33], "negative"),
+    "strict_bounds": (_slice(start=(2, 0)), [F32_33], "reads position 3 of dim 0 (size 3) with STRICT_BOUNDS"),
+    "strict_negative_stride": (_slice(stride=(-1, 1)), [F32_33], "reads position -1 of dim 0"),
+    "wrap_empty_dim": (_slice(mode=M.WRAP), [((0, 3), trt.float32)], "cannot read dim 0 of size 0"),
+    "mode_type": (_slice(mode=1), [F32_33], "must be a SampleMode"),
+    "tensor_start": (_slice(inputs=(1,)), [F32_33, ((2,), trt.int32)], "set_input(1)"),
+    "tensor_axes": (_slice(inputs=(5,)), [F32_33, ((1,), trt.int32)], "set_input(5)"),
+    "fill_value_mode": (_slice(mode=M.CLAMP, inputs=(4,)), [F32_33, F32_SCALAR], "needs SampleMode.FILL"),
+    "fill_value_rank": (_slice(mode=M.FILL, inputs=(4,)), [F32_33, ((1,), trt.float32)], "0-D"),
+    "fill_value_dtype": (_slice(mode=M.FILL, inputs=(4,)), [F32_33, ((), trt.int32)], "does not convert"),
+    "axes_length": (_slice(axes=(0,)), [F32_33], "have 2 entries, need one per axis (1)"),
+    "axes_range": (_slice((0,), (1,), (1,), axes=(2,)), [F32_33], "must lie in [-2, 1]"),
+    "axes_repeat": (_slice(axes=(0, -2)), [F32_33], "repeat an axis"),
 }
 
 
@@ -112,10 +117,32 @@ def test_slice_refusals(refused, define, specs, message):
     assert message in refused(define, specs)
 
 
-def test_slice_axes_repeat_refused(refused):
-    def define(net, a):
-        layer = net.add_slice(a, (0, 0), (1, 1), (1, 1))
-        layer.axes = (0, -2)
-        return _built(net, layer)
+def test_slice_out_of_range_waits_for_mode():
+    """add_slice accepts reads out of range: TensorRT converters set mode (e.g. FILL) after adding."""
+    network = trt.Builder(trt.Logger()).create_network(0)
+    layer = network.add_slice(network.add_input("x", trt.float32, (3,)), (-2,), (7,), (1,))
+    assert layer is not None and layer.mode == M.STRICT_BOUNDS and layer.get_output(0).shape == (7,)
 
-    assert "repeat an axis" in refused(define, [F32_33])
+
+def test_slice_strict_bounds_on_dynamic_dim_raises_at_run_time():
+    """A dynamic dim is only known when the engine runs: reading past it raises then."""
+    builder = trt.Builder(trt.Logger())
+    network = builder.create_network(0)
+    x = network.add_input("x", trt.float32, (-1,))
+    out = network.add_slice(x, (0,), (4,), (1,)).get_output(0)
+    out.name = "out"
+    network.mark_output(out)
+    for tensor in (x, out):
+        tensor.location = trt.TensorLocation.HOST
+    profile = builder.create_optimization_profile()
+    profile.set_shape("x", (1,), (4,), (8,))
+    config = builder.create_builder_config()
+    config.add_optimization_profile(profile)
+    engine = trt.Runtime(builder.logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
+    context = engine.create_execution_context()
+    x_value, out_value = torch.arange(2.0), torch.empty(4)
+    assert context.set_input_shape("x", (2,)) and tuple(context.get_tensor_shape("out")) == (4,)
+    context.set_tensor_address("x", x_value.data_ptr())
+    context.set_tensor_address("out", out_value.data_ptr())
+    with pytest.raises(IndexError, match=r"reads position 3 of dim 0 \(size 2\) with STRICT_BOUNDS"):
+        context.execute_async_v3(0)

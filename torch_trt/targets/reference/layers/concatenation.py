@@ -15,23 +15,33 @@ def _default_axis(inputs):
     return max(0, len(first.shape) - 3) if isinstance(first, ITensor) else 0
 
 
+def _joinable(shapes, axis):
+    """Whether `axis` is a dim of the shapes and they agree in every other dim."""
+    return 0 <= axis < len(shapes[0]) and len({s[:axis] + s[axis + 1:] for s in shapes}) == 1
+
+
 class IConcatenationLayer(ILayer):
     _layer_type = LayerType.CONCATENATION
     _attributes = ("axis",)
 
     def _check(self, inputs):
         check(inputs, "concatenation needs at least one input")
-        shapes = [tuple(t.shape) for t in inputs]
-        rank = len(shapes[0])
+        shapes, rank = [tuple(t.shape) for t in inputs], inputs[0].dim()
         check(all(len(s) == rank for s in shapes), f"concatenation inputs must have the same rank, got {shapes}")
         check(len({t.dtype for t in inputs}) == 1, f"concatenation inputs must have the same dtype, got "
               f"{[t.dtype for t in inputs]}; insert a cast")
         check(inputs[0].dtype in _TYPES, f"concatenation does not accept {inputs[0].dtype} inputs")
+
+    def _check_built(self, inputs):
+        # Checked when building: converters set axis after add_concatenation.
+        shapes, rank = [tuple(t.shape) for t in inputs], inputs[0].dim()
         check(0 <= self.axis < rank, f"concatenation axis {self.axis} is out of range for rank {rank}")
-        others = {s[:self.axis] + s[self.axis + 1:] for s in shapes}
-        check(len(others) == 1, f"concatenation inputs {shapes} differ in a dim other than axis {self.axis}")
+        check(_joinable(shapes, self.axis), f"concatenation inputs {shapes} differ in a dim other than axis "
+              f"{self.axis}")
 
     def _compute(self, inputs, weights):
+        if inputs[0].is_meta and not _joinable([tuple(t.shape) for t in inputs], self.axis):
+            return inputs[0]  # a stand-in while converters set axis; _check_built refuses a build if it never fits
         return torch.cat(inputs, self.axis)
 
 

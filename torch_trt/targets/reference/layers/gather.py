@@ -25,7 +25,8 @@ def _index(data, subscripts):
         if low < 0 or high >= data.shape[dim]:
             raise RuntimeError(f"gather reads index {low if low < 0 else high} of dim {dim} (size {data.shape[dim]}); "
                                "TensorRT does not define negative or out-of-range indices")
-    return data[tuple(subscripts)]
+    # A leading unit dim keeps 0-D subscripts tensors: PyTorch would read them as Python ints (.item()).
+    return data[tuple(subscript.unsqueeze(0) for subscript in subscripts)][0]
 
 
 def _along(size, position, rank, device):
@@ -36,21 +37,21 @@ def _along(size, position, rank, device):
 def _gather_default(data, indices, axis, batch):
     """ONNX Gather on `axis`; with batch=1 the leading dims of data and indices pair up (size 1 broadcasts)."""
     if batch:
-        size = max(data.shape[0], indices.shape[0])
+        size = indices.shape[0] if data.shape[0] == 1 else data.shape[0]
         data, indices = data.expand(size, *data.shape[1:]), indices.expand(size, *indices.shape[1:])
     kept = indices.dim() - batch  # index dims that take the place of data's `axis`
     rank = data.dim() - 1 + kept
-    subscripts = [_along(n, d if d < axis else d - 1 + kept, rank, data.device) for d, n in enumerate(data.shape)]
-    subscripts[axis] = indices.reshape(indices.shape[:batch] + (1,) * (axis - batch) + indices.shape[batch:]
-                                       + (1,) * (data.dim() - axis - 1))
+    placed = indices.reshape(indices.shape[:batch] + (1,) * (axis - batch) + indices.shape[batch:]
+                             + (1,) * (data.dim() - axis - 1))
+    subscripts = [placed if d == axis else _along(n, d if d < axis else d - 1 + kept, rank, data.device)
+                  for d, n in enumerate(data.shape)]
     return _index(data, subscripts)
 
 
 def _gather_element(data, indices, axis):
     """ONNX GatherElements: output[J] = data[J with J[axis] replaced by indices[J]]."""
-    subscripts = [_along(n, d, indices.dim(), data.device) for d, n in enumerate(indices.shape)]
-    subscripts[axis] = indices
-    return _index(data, subscripts)
+    return _index(data, [indices if d == axis else _along(n, d, indices.dim(), data.device)
+                         for d, n in enumerate(indices.shape)])
 
 
 def _gather_nd(data, indices, batch):

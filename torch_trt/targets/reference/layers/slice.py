@@ -1,6 +1,7 @@
 """ISliceLayer: strided windows of a tensor; out-of-range reads are handled per SampleMode.
 
-Only static start/shape/stride/axes (Dims) are supported; the optional fill value (input 4) is.
+start/shape/stride/axes must be Dims (tensor inputs 1, 2, 3 and 5 are refused); the fill value may
+be a tensor (input 4).
 """
 
 import torch
@@ -15,38 +16,43 @@ _TENSOR_PARAMETERS = {1: "start", 2: "size", 3: "stride", 5: "axes"}
 _CONVERTIBLE = (torch.float32, torch.float16, torch.int8, torch.float8_e4m3fn)
 
 
-def _positions(size, start, count, stride, mode, dim):
+def _unreadable(size, start, count, stride, mode, dim):
+    """Why `mode` cannot serve these reads along one dim (STRICT_BOUNDS out of range, an empty dim), or None."""
+    if not count:
+        return None
+    first, last = start, start + (count - 1) * stride  # reads are linear, so the ends bound them
+    if mode == SampleMode.STRICT_BOUNDS and not (0 <= first < size and 0 <= last < size):
+        return (f"slice reads position {first if not 0 <= first < size else last} of dim {dim} (size {size}) with "
+                "STRICT_BOUNDS; shrink the slice or pick another SampleMode")
+    if mode != SampleMode.FILL and not size:
+        return f"slice with {mode.name} cannot read dim {dim} of size 0 (the output dim must be 0)"
+    return None
+
+
+def _positions(size, start, count, stride, mode):
     """Input positions read along one dim; for FILL, out-of-range reads point at `size` (the fill slab)."""
     index = start + stride * torch.arange(count, dtype=torch.int64)
-    inside = (index >= 0) & (index < size)
     if mode == SampleMode.FILL:
-        return torch.where(inside, index, size)
-    if mode == SampleMode.STRICT_BOUNDS:
-        if not inside.all():
-            bad = int(index[~inside][0])
-            raise IndexError(f"slice reads position {bad} of dim {dim} (size {size}) with STRICT_BOUNDS; "
-                             "shrink the slice or pick another SampleMode")
-        return index
-    if count and not size:
-        raise IndexError(f"slice with {mode.name} cannot read dim {dim} of size 0 (the output dim must be 0)")
+        return torch.where((index >= 0) & (index < size), index, size)
     if mode == SampleMode.WRAP:
         return index.remainder(size)
     if mode == SampleMode.CLAMP:
         return index.clamp(0, size - 1)
-    if size == 1:  # REFLECT repeats a single element
+    if mode == SampleMode.REFLECT and size == 1:  # REFLECT repeats a single element
         return torch.zeros_like(index)
-    period = 2 * size - 2
-    folded = index.abs().remainder(period)
-    return torch.where(folded >= size, period - folded, folded)
+    if mode == SampleMode.REFLECT:
+        period = 2 * size - 2
+        folded = index.abs().remainder(period)
+        return torch.where(folded >= size, period - folded, folded)
+    return index
 
 
 class ISliceLayer(ILayer):
     _layer_type = LayerType.SLICE
     _attributes = ("start", "shape", "stride", "mode", "axes")
-    _deferred = False  # True while add_slice infers the output: see add_slice
 
     def __setattr__(self, key, value):
-        if key in ("start", "shape", "stride") or (key == "axes" and value is not None):
+        if key in _PARAMETERS or (key == "axes" and value is not None):
             value = to_dims(value, f"ISliceLayer.{key}")
         super().__setattr__(key, value)
 
@@ -55,24 +61,28 @@ class ISliceLayer(ILayer):
         check(len(start) == len(shape) == len(stride), f"slice start {start}, shape {shape} and stride {stride} "
               "must have the same length")
         check(all(n >= 0 for n in shape), f"slice shape {shape} has negative entries")
-        if self._deferred:
-            return  # the other rules depend on mode, axes and inputs, which converters set after add_slice
-        data, rank = inputs[0], inputs[0].dim()
+        check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
         for index, name in _TENSOR_PARAMETERS.items():
             check(len(inputs) <= index or inputs[index] is None,
                   f"slice {name} given as a tensor (set_input({index})) is not supported by the reference yet; "
                   "set it as Dims")
-        check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
+
+    def _check_built(self, inputs):
+        # Checked when building: converters set mode, axes and the fill value after add_slice.
+        data, rank, count = inputs[0], inputs[0].dim(), len(self.start)
         self._check_fill(data, inputs[4] if len(inputs) > 4 else None)
         if self.axes is None:
-            check(len(start) == rank, f"slice start/shape/stride have {len(start)} entries, need one per input dim "
-                  f"({rank})")
-            return
-        axes = tuple(self.axes)
-        check(len(start) == len(axes), f"slice start/shape/stride have {len(start)} entries, need one per axis "
-              f"({len(axes)})")
-        check(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
-        check(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
+            check(count == rank, f"slice start/shape/stride have {count} entries, need one per input dim ({rank})")
+        else:
+            axes = tuple(self.axes)
+            check(count == len(axes), f"slice start/shape/stride have {count} entries, need one per axis "
+                  f"({len(axes)})")
+            check(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
+            check(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
+        dynamic = [d == -1 for d in self._inputs[0].shape]  # dynamic dims can only be checked at run time
+        for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
+            problem = None if dynamic[dim] else _unreadable(data.shape[dim], *parameters, self.mode, dim)
+            check(problem is None, problem)
 
     def _check_fill(self, data, fill):
         """The fill value (input 4): FILL mode only, a scalar of the data's dtype or one convertible to it."""
@@ -92,12 +102,16 @@ class ISliceLayer(ILayer):
 
     def _compute(self, inputs, weights):
         data = inputs[0]
-        if self._deferred and len(self.start) != (data.dim() if self.axes is None else len(self.axes)):
-            return data  # a stand-in until axes are set; any change to the network infers again
-        mode = SampleMode.FILL if self._deferred else self.mode  # FILL gives the same shape and never refuses
+        if len(self.start) != (data.dim() if self.axes is None else len(self.axes)):
+            return data  # a stand-in while converters set axes; _check_built refuses a build if they never match
         fill = inputs[4] if len(inputs) > 4 and inputs[4] is not None else torch.zeros((), device=data.device)
-        for dim, (start, count, stride) in enumerate(self._parameters(tuple(data.shape))):
-            index = _positions(data.shape[dim], start, count, stride, mode, dim)
+        for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
+            mode, problem = self.mode, _unreadable(data.shape[dim], *parameters, self.mode, dim)
+            if problem and not data.is_meta:
+                raise IndexError(problem)
+            if problem:  # while the network is defined: FILL gives the same shape, the builder reports the problem
+                mode = SampleMode.FILL
+            index = _positions(data.shape[dim], *parameters, mode)
             if mode == SampleMode.FILL:  # append a slab of fill values for out-of-range reads to land on
                 slab = fill.to(data.dtype).expand(data.shape[:dim] + (1,) + data.shape[dim + 1:])
                 data = torch.cat([data, slab], dim)
@@ -107,11 +121,5 @@ class ISliceLayer(ILayer):
 
 @network_method
 def add_slice(self, input, start, shape, stride):
-    # TensorRT checks a slice against its input when it analyses shapes, not in add_slice: converters add the
-    # layer, then set mode (FILL to pad, WRAP to roll) or axes. So add_slice infers with those rules deferred,
-    # and clears the flag without invalidating that inference: building (or any change) checks them all.
-    layer = self._add(ISliceLayer, [input], start=to_dims(start, "add_slice"), shape=to_dims(shape, "add_slice"),
-                      stride=to_dims(stride, "add_slice"), mode=SampleMode.STRICT_BOUNDS, axes=None, _deferred=True)
-    if layer is not None:
-        object.__setattr__(layer, "_deferred", False)
-    return layer
+    return self._add(ISliceLayer, [input], start=to_dims(start, "add_slice"), shape=to_dims(shape, "add_slice"),
+                     stride=to_dims(stride, "add_slice"), mode=SampleMode.STRICT_BOUNDS, axes=None)
