@@ -46,7 +46,7 @@ def _decode(value):
 def serialize(network, profiles):
     """Serialize a validated network and its optimization profiles into plan bytes."""
     tensors, layers = {}, []
-    for index, layer in enumerate(network._layers):
+    for index, layer in enumerate(_dependency_order(network._layers)):
         attributes, weights = {}, {}
         for name in layer._attributes:
             value = getattr(layer, name)
@@ -68,6 +68,24 @@ def serialize(network, profiles):
             "location": t.location.name} for t in network._outputs]
     plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers}
     return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
+
+
+def _dependency_order(layers):
+    """Layers ordered so each runs after the producers of its inputs (set_input may point forward)."""
+    ordered, placed = [], set()
+
+    def place(layer):
+        if id(layer) in placed:
+            return
+        placed.add(id(layer))
+        for tensor in layer._inputs:
+            if tensor is not None and tensor._producer is not None:
+                place(tensor._producer)
+        ordered.append(layer)
+
+    for layer in layers:
+        place(layer)
+    return ordered
 
 
 def deserialize(data):
