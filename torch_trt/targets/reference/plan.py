@@ -73,18 +73,18 @@ def serialize(network, profiles):
 def _dependency_order(layers):
     """Layers ordered so each runs after the producers of its inputs (set_input may point forward)."""
     ordered, placed = [], set()
-
-    def place(layer):
-        if id(layer) in placed:
-            return
-        placed.add(id(layer))
-        for tensor in layer._inputs:
-            if tensor is not None and tensor._producer is not None:
-                place(tensor._producer)
-        ordered.append(layer)
-
-    for layer in layers:
-        place(layer)
+    for root in layers:
+        stack = [(root, False)]
+        while stack:  # iterative depth-first search: deep networks exceed Python's recursion limit
+            layer, inputs_placed = stack.pop()
+            if id(layer) in placed:
+                continue
+            if inputs_placed:
+                placed.add(id(layer))
+                ordered.append(layer)
+                continue
+            stack.append((layer, True))
+            stack.extend((t._producer, False) for t in layer._inputs if t is not None and t._producer is not None)
     return ordered
 
 
