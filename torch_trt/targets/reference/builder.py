@@ -103,8 +103,8 @@ def _validate(network, config):
     names = [t.name for t in network._inputs + network._outputs]
     if len(set(names)) != len(names):
         raise NetworkError(f"IO tensor names must be unique, got {names}")
+    network._reinfer_all()
     for layer in network._layers:
-        network._infer(layer)
         layer._check_built([None if t is None else network._meta(t)[0] for t in layer._inputs])
     dynamic = [t for t in network._inputs if -1 in t.shape]
     if dynamic and not config._profiles:

@@ -52,7 +52,7 @@ class ITensor:
         if self._producer is not None:
             raise RuntimeError("ITensor.shape can only be set on network inputs")
         self._shape = to_dims(value, "ITensor.shape")
-        self._network._changed()
+        self._network._changed(None)
 
     @property
     def dtype(self):
@@ -106,7 +106,7 @@ class ILayer:
         object.__setattr__(self, key, value)
         network = self.__dict__.get("_network")  # restored engine layers have none
         if network is not None:
-            network._changed()
+            network._changed(self)
 
     @property
     def type(self):
@@ -130,7 +130,7 @@ class ILayer:
         while len(self._inputs) <= index:
             self._inputs.append(None)
         self._inputs[index] = tensor
-        self._network._changed()
+        self._network._changed(self)
 
     def get_output(self, index):
         return self._outputs[index] if 0 <= index < len(self._outputs) else None
@@ -155,7 +155,7 @@ class INetworkDefinition:
     def __init__(self, builder, flags):
         self._builder, self._flags = builder, flags
         self._inputs, self._layers, self._outputs = [], [], []
-        self._version, self._meta_cache = 0, {}
+        self._meta_cache = {}
         self.name = "Unnamed Network 0"
         self.error_recorder = None
 
@@ -205,8 +205,13 @@ class INetworkDefinition:
     def unmark_output(self, tensor):
         self._outputs = [t for t in self._outputs if t is not tensor]
 
-    def _changed(self):
-        self._version += 1
+    def _changed(self, layer):
+        """Forget inferred shapes: of `layer`'s outputs (consumers are re-checked at build), or all for None."""
+        if layer is None:
+            self._meta_cache.clear()
+        else:
+            for output in layer._outputs:
+                self._meta_cache.pop(id(output), None)
 
     def _log(self, severity, message):
         self._builder.logger.log(severity, message)
@@ -221,7 +226,6 @@ class INetworkDefinition:
         for key, value in attributes.items():
             object.__setattr__(layer, key, value)
         self._layers.append(layer)
-        self._changed()
         try:
             for output in layer._outputs:
                 self._meta(output)
@@ -233,8 +237,6 @@ class INetworkDefinition:
 
     def _meta(self, tensor):
         """(probe_a, probe_b) meta tensors standing for `tensor`, inferred through its producers."""
-        if self._meta_cache.get("version") != self._version:
-            self._meta_cache = {"version": self._version}
         key = id(tensor)
         if key not in self._meta_cache:
             if tensor._producer is None:
@@ -242,11 +244,21 @@ class INetworkDefinition:
                     torch.empty([probe if d == -1 else d for d in tensor._shape], dtype=TORCH_DTYPE[tensor._dtype],
                                 device="meta") for probe in _PROBES)
             else:
-                self._infer(tensor._producer)
+                for layer in dependency_order([tensor._producer], skip=self._is_inferred):
+                    self._infer(layer)
         return self._meta_cache[key]
 
+    def _is_inferred(self, layer):
+        return all(id(output) in self._meta_cache for output in layer._outputs)
+
+    def _reinfer_all(self):
+        """Infer every layer again from the inputs, in dependency order (the builder's final check)."""
+        self._meta_cache.clear()
+        for layer in dependency_order(self._layers):
+            self._infer(layer)
+
     def _infer(self, layer):
-        inputs = [None if t is None else self._meta(t) for t in layer._inputs]
+        inputs = [None if t is None else self._meta_cache.get(id(t)) or self._meta(t) for t in layer._inputs]
         results = []
         for probe in range(2):
             probe_inputs = [None if pair is None else pair[probe] for pair in inputs]
@@ -260,6 +272,24 @@ class INetworkDefinition:
             results.append(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
         for output, a, b in zip(layer._outputs, *results):
             self._meta_cache[id(output)] = (a, b)
+
+
+def dependency_order(layers, skip=lambda layer: False):
+    """`layers` and their producers, each after the producers of its inputs; iterative for deep networks."""
+    ordered, placed = [], set()
+    for root in layers:
+        stack = [(root, False)]
+        while stack:
+            layer, inputs_placed = stack.pop()
+            if id(layer) in placed or skip(layer):
+                continue
+            if inputs_placed:
+                placed.add(id(layer))
+                ordered.append(layer)
+                continue
+            stack.append((layer, True))
+            stack.extend((t._producer, False) for t in layer._inputs if t is not None and t._producer is not None)
+    return ordered
 
 
 def meta_weights(weights):

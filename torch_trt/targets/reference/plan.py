@@ -13,6 +13,7 @@ import safetensors.torch
 import torch
 
 from . import enums
+from .network import dependency_order
 from .types import TORCH_DTYPE, Dims, Permutation, Weights
 
 FORMAT = "torch_trt.reference.plan"
@@ -46,7 +47,7 @@ def _decode(value):
 def serialize(network, profiles):
     """Serialize a validated network and its optimization profiles into plan bytes."""
     tensors, layers = {}, []
-    for index, layer in enumerate(_dependency_order(network._layers)):
+    for index, layer in enumerate(dependency_order(network._layers)):
         attributes, weights = {}, {}
         for name in layer._attributes:
             value = getattr(layer, name)
@@ -68,24 +69,6 @@ def serialize(network, profiles):
             "location": t.location.name} for t in network._outputs]
     plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers}
     return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
-
-
-def _dependency_order(layers):
-    """Layers ordered so each runs after the producers of its inputs (set_input may point forward)."""
-    ordered, placed = [], set()
-    for root in layers:
-        stack = [(root, False)]
-        while stack:  # iterative depth-first search: deep networks exceed Python's recursion limit
-            layer, inputs_placed = stack.pop()
-            if id(layer) in placed:
-                continue
-            if inputs_placed:
-                placed.add(id(layer))
-                ordered.append(layer)
-                continue
-            stack.append((layer, True))
-            stack.extend((t._producer, False) for t in layer._inputs if t is not None and t._producer is not None)
-    return ordered
 
 
 def deserialize(data):
