@@ -12,11 +12,11 @@ def _describe(tensor, op):
     return f"{tuple(tensor.shape)} [{op.name}]"
 
 
-def _split(tensor, op):
-    """(batch dims, inner dim K) of one operand: VECTOR uses 1 trailing dim, NONE/TRANSPOSE use 2."""
+def _batch(tensor, op):
+    """The batch dims of one operand: all but the vector (VECTOR) or matrix (NONE/TRANSPOSE) dims."""
     core = 1 if op == Op.VECTOR else 2
     check(tensor.dim() >= core, f"matrix multiply operand {_describe(tensor, op)} needs rank >= {core}")
-    return tuple(tensor.shape[:-core]), core
+    return tuple(tensor.shape[:-core])
 
 
 def _inner(tensor, op, first):
@@ -46,7 +46,7 @@ class IMatrixMultiplyLayer(ILayer):
         check(a.dtype == b.dtype, f"matrix multiply inputs must have the same dtype, got {a.dtype} and {b.dtype}; "
               "insert a cast")
         check(a.dtype in _FLOAT, f"matrix multiply needs float inputs, got {a.dtype}; insert a cast")
-        (batch_a, _), (batch_b, _) = _split(a, self.op0), _split(b, self.op1)
+        batch_a, batch_b = _batch(a, self.op0), _batch(b, self.op1)
         shapes = f"{_describe(a, self.op0)} and {_describe(b, self.op1)}"
         check(len(batch_a) == len(batch_b), f"matrix multiply operands {shapes} have different numbers of batch "
               "dims; insert a shuffle to add leading 1s")
