@@ -60,3 +60,13 @@ def test_pass(name, lowering_pass, before, present, absent):
 
 def test_every_pass_has_a_docstring():
     assert all(p.__doc__ and len(p.__doc__.strip().splitlines()) == 1 for p in lowering.PASSES)
+
+
+def test_linear_without_bias_has_no_add():
+    graph = torch._C.parse_ir("""graph(%x : Tensor, %w : Tensor):
+        %b : NoneType = prim::Constant()
+        %y : Tensor = aten::linear(%x, %w, %b)
+        return (%y)""")
+    unpack_linear(graph)
+    torch._C._jit_pass_dce(graph)
+    FileCheck().check("aten::matmul").check_not("aten::add").check_not("aten::linear").run(str(graph))

@@ -4,6 +4,13 @@ from ..rewrite import rewrite_pass
 
 unpack_linear = rewrite_pass(
     "unpack_linear", "Rewrite aten::linear as matmul with the transposed weight, plus the bias.",
+    ("""graph(%x, %w):
+        %b : NoneType = prim::Constant()
+        %y = aten::linear(%x, %w, %b)
+        return (%y)""", """graph(%x, %w):
+        %wt = aten::t(%w)
+        %y = aten::matmul(%x, %wt)
+        return (%y)"""),
     ("""graph(%x, %w, %b):
         %y = aten::linear(%x, %w, %b)
         return (%y)""", """graph(%x, %w, %b):

@@ -1,0 +1,73 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness import check_converter
+
+f32, f16, i32 = torch.float32, torch.float16, torch.int32
+MM = {"aten::matmul"}
+AFFINE = {"aten::matmul", "aten::add"}
+
+
+class _Weighted(torch.nn.Module):
+    """`function(x, *weights)` with the weights held as parameters, so lowering sees constants."""
+
+    def __init__(self, function, *shapes):
+        super().__init__()
+        self.function = function
+        self.weights = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(s)) for s in shapes])
+
+    def forward(self, x):
+        return self.function(x, *self.weights)
+
+
+CASES = [  # id, function or module, converters, input shapes, dtype
+    ("dot_1d_1d", torch.matmul, MM, [(4,), (4,)], f32),
+    ("vec_1d_2d", torch.matmul, MM, [(4,), (4, 5)], f32),
+    ("mat_2d_1d", torch.matmul, MM, [(3, 4), (4,)], f32),
+    ("vec_1d_3d", torch.matmul, MM, [(4,), (2, 4, 5)], f32),
+    ("mat_3d_1d", torch.matmul, MM, [(2, 3, 4), (4,)], f32),
+    ("vec_1d_4d", torch.matmul, MM, [(4,), (2, 3, 4, 5)], f32),
+    ("mat_2d_2d", torch.matmul, MM, [(3, 4), (4, 5)], f32),
+    ("batch_3d_3d", torch.matmul, MM, [(2, 3, 4), (2, 4, 5)], f32),
+    ("batch_3d_2d", torch.matmul, MM, [(2, 3, 4), (4, 5)], f32),
+    ("batch_2d_3d", torch.matmul, MM, [(3, 4), (2, 4, 5)], f32),
+    ("batch_4d_3d_broadcast", torch.matmul, MM, [(2, 1, 3, 4), (5, 4, 6)], f32),
+    ("batch_4d_4d_broadcast", torch.matmul, MM, [(2, 1, 3, 4), (1, 5, 4, 2)], f32),
+    ("batch_3d_4d_broadcast", torch.matmul, MM, [(1, 3, 4), (2, 3, 4, 5)], f32),
+    ("dot_fp16", torch.matmul, MM, [(8,), (8,)], f16),
+    ("vec_1d_3d_fp16", torch.matmul, MM, [(4,), (2, 4, 5)], f16),
+    ("mat_2d_2d_fp16", torch.matmul, MM, [(3, 4), (4, 5)], f16),
+    ("batch_broadcast_fp16", torch.matmul, MM, [(2, 1, 3, 4), (5, 4, 6)], f16),
+    ("mat_2d_2d_int", torch.matmul, MM, [(3, 4), (4, 5)], i32),
+    ("vec_1d_3d_int", torch.matmul, MM, [(4,), (2, 4, 5)], i32),
+    ("operator_at", lambda a, b: a @ b, MM, [(2, 3, 4), (4,)], f32),
+    ("constant_rhs", _Weighted(torch.matmul, (4, 5)), MM, [(2, 3, 4)], f32),
+    ("constant_rhs_vector", _Weighted(torch.matmul, (4,)), MM, [(2, 3, 4)], f32),
+    ("linear_bias_2d", torch.nn.Linear(4, 5), AFFINE, [(3, 4)], f32),
+    ("linear_bias_3d", torch.nn.Linear(4, 5), AFFINE, [(2, 3, 4)], f32),
+    ("linear_no_bias_2d", torch.nn.Linear(4, 5, bias=False), MM, [(3, 4)], f32),
+    ("linear_no_bias_3d", torch.nn.Linear(4, 5, bias=False), MM, [(2, 3, 4)], f32),
+    ("linear_fp16", torch.nn.Linear(4, 5).half(), AFFINE, [(2, 3, 4)], f16),
+    ("functional_linear", lambda x, w, b: F.linear(x, w, b), AFFINE, [(2, 3, 4), (5, 4), (5,)], f32),
+    ("functional_linear_no_bias", lambda x, w: F.linear(x, w), MM, [(2, 3, 4), (5, 4)], f32),
+    ("addmm", torch.addmm, AFFINE, [(5,), (3, 4), (4, 5)], f32),
+    ("addmm_beta_alpha", lambda b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0), AFFINE | {"aten::mul"},
+     [(3, 5), (3, 4), (4, 5)], f32),
+    ("addmm_constant", _Weighted(lambda x, w, b: torch.addmm(b, x, w, beta=3.0), (4, 5), (5,)), AFFINE, [(3, 4)], f32),
+    ("mm", torch.mm, MM, [(3, 4), (4, 5)], f32),
+    ("mm_fp16", torch.mm, MM, [(3, 4), (4, 5)], f16),
+    ("bmm", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f32),
+    ("bmm_fp16", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f16),
+]
+
+
+def _input(shape, dtype):
+    return torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.randint(-5, 6, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("name,function,converters,shapes,dtype", CASES, ids=[c[0] for c in CASES])
+def test_matmul(name, function, converters, shapes, dtype, device):
+    if device == "cuda" and not dtype.is_floating_point:
+        pytest.skip("eager PyTorch has no integer matmul on CUDA")
+    check_converter(function, [_input(s, dtype) for s in shapes], converters, device)
