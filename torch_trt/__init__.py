@@ -10,6 +10,7 @@ from . import converters, runtime  # noqa: F401  (register converters and torch.
 from .conversion import evaluators  # noqa: F401  (registers evaluators)
 from ._input import Input
 from ._settings import CompileSettings
+from .backend.explain import explain
 from .backend.torchscript import compile
 from .conversion.registry import converter, evaluator
 
@@ -21,4 +22,4 @@ def set_log_level(level):
     logging.getLogger(__name__).setLevel(level)
 
 
-__all__ = ["compile", "Input", "CompileSettings", "converter", "evaluator", "set_log_level"]
+__all__ = ["compile", "explain", "Input", "CompileSettings", "converter", "evaluator", "set_log_level"]

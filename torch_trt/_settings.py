@@ -19,6 +19,9 @@ class CompileSettings:
     debug: bool = False
     target: str = "auto"
     device: str = "auto"
+    # torch.compile(backend="tensorrt") only:
+    pass_through_build_failures: bool = False  # raise instead of running an uncompilable graph in PyTorch
+    dynamic_shape_max: int | None = None  # upper bound of every dynamic dim (default: see backend/dynamic_shapes.py)
 
     def __post_init__(self):
         self.enabled_precisions = set(self.enabled_precisions)
@@ -31,6 +34,9 @@ class CompileSettings:
         if self.target not in ("auto", "tensorrt", "reference"):
             raise ValueError(f"target must be 'auto', 'tensorrt' or 'reference', got {self.target!r}")
         self.torch_executed_ops = set(self.torch_executed_ops)
+        if self.dynamic_shape_max is not None and (not isinstance(self.dynamic_shape_max, int)
+                                                   or self.dynamic_shape_max < 1):
+            raise ValueError(f"dynamic_shape_max must be a positive int or None, got {self.dynamic_shape_max!r}")
 
     @classmethod
     def from_options(cls, options):

@@ -1,11 +1,14 @@
 """The pipeline both front doors share: lower -> partition -> convert and build -> stitch.
 
-`compile_frozen(module, input_specs, settings, device)` rewrites the frozen module's forward
+`compile_frozen(module, input_specs, settings, device, examples=None)` rewrites the frozen module's forward
 graph in place, so the result is a ScriptModule that `torch.jit.save` writes as one file.
+Every engine is built before the graph is stitched, so a failed build leaves the graph as partitioned.
 """
 
+import contextlib
 import logging
 import time
+from collections import Counter
 
 import torch
 
@@ -18,24 +21,78 @@ from ..targets import resolve_target, target_name
 logger = logging.getLogger(__name__)
 
 
-def compile_frozen(module, input_specs, settings, device):
-    """Replace each engine segment of the frozen module's forward by an engine call; return the module."""
+def compile_frozen(module, input_specs, settings, device, examples=None):
+    """Replace each engine segment of the frozen module's forward by an engine call; return the module.
+
+    `examples` (tensors, one per input) are run first by shape analysis; random data may not suit the model.
+    """
+    graph = module.graph
+    with debug_logging(settings.debug):
+        result = partition_frozen(module, input_specs, settings, device, examples)
+        trt = resolve_target(settings.target)
+        engines = [s for s in result.segments if s.kind == SegmentKind.ENGINE]
+        built = [_build(segment, index, len(engines), settings, trt, device) for index, segment in enumerate(engines, 1)]
+        for segment, engine_bytes in reversed(built):  # later segments first: earlier ones' values stay valid
+            stitch_engine(graph, segment, engine_bytes, target_name(trt), device)
+        torch._C._jit_pass_dce(graph)
+        torch._C._jit_pass_lint(graph)
+        if settings.debug:
+            logger.info("compiled graph:\n%s", graph)
+    return module
+
+
+def partition_frozen(module, input_specs, settings, device, examples=None):
+    """Lower the frozen module's forward and partition it; log the report (a warning summary on fallbacks)."""
     graph = module.graph
     lower(graph)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
-    segments = partition(graph, settings, input_specs)
-    trt = resolve_target(settings.target)
-    engines = [s for s in segments if s.kind == SegmentKind.ENGINE]
-    for index, segment in enumerate(engines, 1):
-        start = time.perf_counter()
-        logger.info("building engine %d/%d (%d nodes) on the %s target", index, len(engines), len(segment.nodes),
-                    target_name(trt))
-        engine_bytes = convert_block(extract_graph(segment), segment.input_specs, settings, trt, device)
-        stitch_engine(graph, segment, engine_bytes, target_name(trt), device)
-        logger.info("engine %d/%d built in %.2fs", index, len(engines), time.perf_counter() - start)
-    torch._C._jit_pass_dce(graph)
-    torch._C._jit_pass_lint(graph)
-    if settings.debug:
-        logger.info("compiled graph:\n%s", graph)
-    return module
+    result = partition(graph, settings, input_specs, device, examples)
+    logger.info("%s", result.report)
+    _warn_fallbacks(result.report)
+    return result
+
+
+def _build(segment, index, count, settings, trt, device):
+    start = time.perf_counter()
+    logger.info("building engine %d/%d (%d nodes) on the %s target", index, count, len(segment.nodes), target_name(trt))
+    engine_bytes = convert_block(extract_graph(segment), segment.input_specs, settings, trt, device)
+    logger.info("engine %d/%d built in %.2fs", index, count, time.perf_counter() - start)
+    return segment, engine_bytes
+
+
+def _warn_fallbacks(report):
+    """One warning line when nodes run in PyTorch: how many, why, and where to see the details."""
+    codes = Counter(reason.code.value for _, reason in report.fallbacks)
+    if codes:
+        why = ", ".join(f"{code}: {count}" for code, count in codes.most_common())
+        logger.warning("%d node(s) run in PyTorch (%s) around %d engine(s); torch_trt.explain(...) or debug=True "
+                       "shows which and why", sum(codes.values()), why, report.engine_count)
+
+
+@contextlib.contextmanager
+def debug_logging(enabled):
+    """With debug=True, torch_trt's INFO logs are shown for this call even if logging was never configured."""
+    package = logging.getLogger(__name__.split(".")[0])
+    level, handler = package.level, None
+    if enabled and not package.isEnabledFor(logging.INFO):
+        package.setLevel(logging.INFO)
+    if enabled and not _has_output(package):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("torch_trt %(levelname)s: %(message)s"))
+        package.addHandler(handler)
+    try:
+        yield
+    finally:
+        package.setLevel(level)
+        if handler is not None:
+            package.removeHandler(handler)
+
+
+def _has_output(logger_):
+    """Whether records of `logger_` reach a handler that writes somewhere (not only NullHandlers)."""
+    while logger_ is not None:
+        if any(not isinstance(h, logging.NullHandler) for h in logger_.handlers):
+            return True
+        logger_ = logger_.parent if logger_.propagate else None
+    return False

@@ -90,3 +90,39 @@ def elementwise(ctx, a, b, op, dtype=None):
     dtype = dtype or promote_types(ctx, a, b)
     a, b = broadcast_pair(ctx, to_itensor(ctx, a, dtype), to_itensor(ctx, b, dtype))
     return ctx.net.add_elementwise(a, b, op).get_output(0)
+
+
+def reshape_to(ctx, tensor, shape, copied=0):
+    """Reshape to `shape` (-1 marks a dynamic dim); the first `copied` dims are the input's own.
+
+    Dynamic dims among those `copied` use TensorRT's 0 (copy); one other dynamic dim is inferred (-1).
+    A literal 0 in `shape` is a zero-length dim: then zero_is_placeholder is off and nothing is copied.
+    """
+    literal_zero = 0 in shape
+    dims = [0 if d == -1 and i < copied and not literal_zero else d for i, d in enumerate(shape)]
+    if dims.count(-1) > 1:
+        raise NotImplementedError(f"reshaping {tuple(tensor.shape)} to {tuple(shape)} needs more than one dynamic "
+                                  "dim inferred")
+    layer = ctx.net.add_shuffle(tensor)
+    layer.reshape_dims = tuple(dims)
+    layer.zero_is_placeholder = not literal_zero
+    return layer.get_output(0)
+
+
+def unsqueeze(ctx, tensor, dim):
+    """`tensor` with a size-1 dim inserted at `dim` (PyTorch's unsqueeze; negative dims count from rank + 1)."""
+    dim = normalize_dim(dim, rank(tensor) + 1)
+    shape = list(tensor.shape)
+    return reshape_to(ctx, tensor, shape[:dim] + [1] + shape[dim:], copied=dim)
+
+
+def scalar_type(code):
+    """The torch dtype of a TorchScript ScalarType code (how `dtype=` arguments arrive), None for None."""
+    from ..conversion.evaluators.prim import _SCALAR_TYPE_CODES  # the one code table, kept beside prim::dtype
+
+    if code is None:
+        return None
+    for dtype, known in _SCALAR_TYPE_CODES.items():
+        if known == code:
+            return dtype
+    raise TypeError(f"ScalarType code {code} has no supported torch dtype")

@@ -1,32 +1,57 @@
 """Partitioning: split a lowered graph into engine segments and PyTorch segments.
 
-`partition(graph, settings, input_specs)` returns the segments in graph order. Output packing
-nodes (tuple/list construction of the results) stay in PyTorch; every other node must be
-convertible, else UnsupportedOperatorError lists each node with its reason.
+`partition(graph, settings, input_specs, device, examples=None)` runs shape analysis (shape_analysis.py),
+decides where each node runs and groups nodes into segments (segmenter.py, asking support.py),
+rewrites the graph so each segment is contiguous (materialize.py) and fills each segment's
+boundary, engine input specs and truncation casts. It returns the segments in execution order
+with the report (report.py); with require_full_compilation=True any fallback is an
+UnsupportedOperatorError listing each node, its schema and why.
 """
 
+from dataclasses import dataclass
+
 from ..errors import UnsupportedOperatorError, describe_node
+from .materialize import materialize
+from .report import PartitionReport, build_report
 from .segment import Segment, SegmentKind, extract_graph
-from .support import OUTPUT_PACKING, unsupported_reason
+from .segmenter import segment_graph
+from .shape_analysis import analyze
+from .support import TRUNCATED_DTYPES
 
 
-def _is_output_packing(node):
-    return node.kind() in OUTPUT_PACKING and all(
-        use.user.kind() == "prim::Return" or _is_output_packing(use.user) for use in node.output().uses())
+@dataclass
+class Partition:
+    """The segments in execution order and the report describing them."""
+
+    segments: list
+    report: PartitionReport
 
 
-def partition(graph, settings, input_specs):
-    """One engine segment with every computing node; error naming each node that cannot convert."""
-    nodes = [n for n in graph.nodes() if n.kind() != "prim::Constant" and not _is_output_packing(n)]
-    reasons = [(describe_node(n), reason) for n in nodes if (reason := unsupported_reason(n, settings))]
-    if reasons:
-        raise UnsupportedOperatorError(reasons)
-    if not nodes:
-        return []
-    segment = Segment(SegmentKind.ENGINE, nodes).compute_boundary()
-    specs = dict(zip([v for v in graph.inputs() if v.type().kind() == "TensorType"], input_specs))
-    segment.input_specs = [specs[v] for v in segment.inputs]
-    return [segment]
+def partition(graph, settings, input_specs, device, examples=None):
+    """Segment `graph` in place (see the module docstring); nothing is changed when full compilation fails.
+
+    `examples` are tensors for the opt run of shape analysis (the user's, when compile was given tensors).
+    """
+    infos = analyze(graph, input_specs, device, examples)
+    plan = segment_graph(graph, settings, infos)
+    if settings.require_full_compilation:
+        reasons = [(describe_node(n), s.reasons[n]) for s in plan.segments for n in s.nodes if s.kind == SegmentKind.TORCH]
+        if reasons:
+            raise UnsupportedOperatorError(reasons)
+    materialize(graph, plan, infos)
+    for segment in plan.segments:
+        segment.compute_boundary()
+        if segment.kind == SegmentKind.ENGINE:
+            _engine_io(segment, infos, settings)
+    return Partition(plan.segments, build_report(plan.segments, plan.glue, infos))
 
 
-__all__ = ["partition", "Segment", "SegmentKind", "extract_graph"]
+def _engine_io(segment, infos, settings):
+    """Input specs and boundary casts: int64/float64 cross narrowed when truncate_long_and_double allows it."""
+    narrow = TRUNCATED_DTYPES if settings.truncate_long_and_double else {}
+    segment.input_casts = [narrow.get(infos[v].dtype) for v in segment.inputs]
+    segment.input_specs = [infos[v].spec(cast) for v, cast in zip(segment.inputs, segment.input_casts)]
+    segment.output_casts = [infos[v].dtype if infos[v].dtype in narrow else None for v in segment.outputs]
+
+
+__all__ = ["partition", "Partition", "PartitionReport", "Segment", "SegmentKind", "extract_graph"]

@@ -13,23 +13,49 @@ class SegmentKind(enum.Enum):
 
 @dataclass
 class Segment:
-    """Nodes in graph order; `inputs` are values they use from outside, `outputs` values used outside."""
+    """Nodes in graph order; `inputs` are values they use from outside, `outputs` values used outside.
+
+    Engine segments also carry one torch_trt.Input per input (`input_specs`), and the casts the
+    stitched graph does around the engine call (`input_casts` / `output_casts`: a dtype or None per
+    value) when truncate_long_and_double narrows int64/float64. PyTorch segments carry, per node,
+    the Reason it could not run in an engine (`reasons`).
+    """
 
     kind: SegmentKind
     nodes: list
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
-    input_specs: list = field(default_factory=list)  # one torch_trt.Input per input (engine segments)
+    input_specs: list = field(default_factory=list)
+    input_casts: list = field(default_factory=list)
+    output_casts: list = field(default_factory=list)
+    reasons: dict = field(default_factory=dict)
 
     def compute_boundary(self):
         """Fill `inputs` and `outputs` from the nodes' uses (constants are copied, not passed)."""
         inside = set(self.nodes)
         produced = {value for node in self.nodes for value in node.outputs()}
-        self.inputs = _unique(value for node in self.nodes for value in node.inputs()
+        self.inputs = _unique(value for node in self.nodes for value in used_values(node)
                               if value not in produced and value.node().kind() != "prim::Constant")
         self.outputs = _unique(value for node in self.nodes for value in node.outputs()
-                               if any(use.user not in inside for use in value.uses()))
+                               if any(top_level_node(use.user) not in inside for use in value.uses()))
         return self
+
+
+def used_values(node):
+    """The values a node reads, including those its sub-blocks read from outside."""
+    values = list(node.inputs())
+    for block in node.blocks():
+        inner = {v for n in block.nodes() for v in n.outputs()} | set(block.inputs())
+        values += [v for n in block.nodes() for v in used_values(n) if v not in inner]
+        values += [v for v in block.outputs() if v not in inner]
+    return values
+
+
+def top_level_node(node):
+    """The node of the graph's top block that is or contains `node` (the return node counts as one)."""
+    while node.owningBlock().owningNode() is not None:
+        node = node.owningBlock().owningNode()
+    return node
 
 
 def _unique(values):

@@ -1,9 +1,48 @@
-"""Whether a node can run in an engine: the registries are the only source of truth."""
+"""Whether a node can run in an engine, and if not why: the registries are the only source of truth for ops.
+
+`unsupported_reason(node, settings)` asks the converter and evaluator registries and the user's
+`torch_executed_ops`. `engine_reason(node, settings, facts)` combines it with what the graph and
+shape analysis know: control flow, in-place mutation, tensor dtypes and data-dependent shapes.
+Each answer is None (the node may run in an engine) or a Reason with a code for the report.
+"""
+
+import enum
+from dataclasses import dataclass
+
+import torch
 
 from ..conversion.registry import find_converter, find_evaluator, schema_key
 
-# Nodes that only pack a graph's results; they stay in PyTorch and never need converting.
-OUTPUT_PACKING = {"prim::TupleConstruct", "prim::ListConstruct", "prim::DictConstruct"}
+# Tensor dtypes engines compute in. int64 may not enter an engine from outside (boundary_problem), and
+# float64 not at all, unless truncate_long_and_double narrows them to these at the boundary.
+ENGINE_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int8, torch.uint8,
+                 torch.bool}
+TRUNCATED_DTYPES = {torch.int64: torch.int32, torch.float64: torch.float32}
+
+
+class Code(enum.Enum):
+    """Why a node runs in PyTorch; the report groups by these."""
+
+    USER_REQUEST = "user request"
+    NO_CONVERTER = "no converter"
+    UNSUPPORTED_ARGUMENTS = "unsupported arguments"
+    CONTROL_FLOW = "control flow"
+    MUTATION = "mutation"
+    DTYPE = "unsupported dtype"
+    SHAPE = "unsupported shape"
+    NON_TENSOR = "non-tensor boundary"
+    SMALL_BLOCK = "too small a block"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A fallback reason: its code and a sentence naming the values involved."""
+
+    code: Code
+    detail: str
+
+    def __str__(self):
+        return f"{self.detail} [{self.code.value}]"
 
 
 def op_names(node):
@@ -16,12 +55,93 @@ def op_names(node):
 
 
 def unsupported_reason(node, settings):
-    """None when the node can be converted, else why not (for the fallback report)."""
+    """None when the registries can convert or evaluate the node and the user did not send it to PyTorch."""
     if op_names(node) & settings.torch_executed_ops:
-        return "sent to PyTorch by torch_executed_ops"
+        return Reason(Code.USER_REQUEST, "sent to PyTorch by torch_executed_ops")
     registration = find_converter(node) or find_evaluator(node)
     if registration is None:
-        return "no converter or evaluator for this schema"
+        return Reason(Code.NO_CONVERTER, "no converter or evaluator for this schema")
     if registration.supports is not None and not registration.supports(node, settings):
-        return "the converter does not support these arguments"
+        return Reason(Code.UNSUPPORTED_ARGUMENTS, "the converter does not support these arguments")
+    return None
+
+
+def is_converted(node):
+    """Whether a converter (not an evaluator) handles the node: what min_block_size counts."""
+    return find_converter(node) is not None
+
+
+def is_tensor(value):
+    return value.type().kind() == "TensorType"
+
+
+def engine_reason(node, settings, facts):
+    """None when the node may run in an engine, else the first reason it cannot.
+
+    `facts` gives `info(value)` (shape analysis, or None) and `has_writers(value)` (alias analysis).
+    """
+    for check in (_control_flow, _mutation, _registries, _dtypes, _shapes):
+        reason = check(node, settings, facts)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _control_flow(node, settings, facts):
+    if list(node.blocks()):
+        return Reason(Code.CONTROL_FLOW, f"{node.kind()} has sub-blocks; control flow runs in PyTorch")
+    return None
+
+
+def writes_inputs(node):
+    """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
+    if node.schema() == "(no schema)":
+        return []
+    arguments = torch._C.parse_schema(node.schema()).arguments
+    return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
+
+
+def _mutation(node, settings, facts):
+    """In-place ops, and views of tensors something writes to: an engine's outputs are copies, not aliases."""
+    for value in writes_inputs(node):
+        return Reason(Code.MUTATION, f"writes to its input %{value.debugName()} in place")
+    if node.schema() == "(no schema)":
+        return None
+    schema = torch._C.parse_schema(node.schema())
+    aliased = {name for out in schema.returns if out.alias_info is not None for name in out.alias_info.before_set}
+    for argument, value in zip(schema.arguments, node.inputs()):
+        if argument.alias_info is not None and aliased & argument.alias_info.before_set and facts.has_writers(value):
+            return Reason(Code.MUTATION, f"returns a view of %{value.debugName()}, which is written in place")
+    return None
+
+
+def _registries(node, settings, facts):
+    return unsupported_reason(node, settings)
+
+
+def boundary_problem(value, info, settings):
+    """Why `value` may not enter an engine from outside it (a Reason), or None."""
+    if not is_tensor(value):
+        return Reason(Code.NON_TENSOR, f"reads the non-tensor %{value.debugName()} ({value.type()}) from PyTorch")
+    if info is not None and info.dtype == torch.int64 and not settings.truncate_long_and_double:
+        return Reason(Code.DTYPE, f"reads the int64 tensor %{value.debugName()} from outside its engine segment "
+                                  "(allowed with truncate_long_and_double=True)")
+    return None
+
+
+def _dtypes(node, settings, facts):
+    allowed = ENGINE_DTYPES | (set(TRUNCATED_DTYPES) if settings.truncate_long_and_double else set())
+    for value in list(node.inputs()) + list(node.outputs()):
+        info = facts.info(value)
+        if info is not None and info.dtype not in allowed:
+            hint = " (allowed with truncate_long_and_double=True)" if info.dtype in TRUNCATED_DTYPES else ""
+            return Reason(Code.DTYPE, f"tensor %{value.debugName()} has dtype {info.dtype}{hint}")
+    return None
+
+
+def _shapes(node, settings, facts):
+    for value in node.inputs():
+        info = facts.info(value)
+        if info is not None and info.problem:
+            return Reason(Code.SHAPE, f"input %{value.debugName()} {info.problem}")
     return None

@@ -1,4 +1,10 @@
-"""Replace an engine segment's nodes in the graph by one call of torch_trt::execute_engine."""
+"""Replace an engine segment's nodes in the graph by one call of torch_trt::execute_engine.
+
+The segment's nodes must be contiguous (partitioning makes them so): the call goes after the
+last one, so no node between the first and the last may read the segment's outputs. Segment
+inputs with an `input_casts` dtype are cast before the call, outputs with an `output_casts`
+dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine, restored for PyTorch).
+"""
 
 import hashlib
 
@@ -15,17 +21,36 @@ def stitch_engine(graph, segment, engine_bytes, target, device):
     with graph.insert_point_guard(segment.nodes[0]):
         engine = graph.insertConstant(torch.frombuffer(bytearray(engine_bytes), dtype=torch.uint8))
         settings = [graph.insertConstant(s) for s in (engine_id(engine_bytes), target, str(device))]
-    inputs = graph.create("prim::ListConstruct", segment.inputs)
-    inputs.output().setType(torch._C.ListType.ofTensors())
-    call = graph.create("torch_trt::execute_engine", [inputs.output(), engine] + settings)
+    last = segment.nodes[-1]
+    inputs = []
+    for value, dtype in zip(segment.inputs, segment.input_casts or [None] * len(segment.inputs)):
+        if dtype is not None:
+            value, last = _cast_after(graph, value, dtype, last)
+        inputs.append(value)
+    packed = graph.create("prim::ListConstruct", inputs)
+    packed.output().setType(torch._C.ListType.ofTensors())
+    call = graph.create("torch_trt::execute_engine", [packed.output(), engine] + settings)
     call.output().setType(torch._C.ListType.ofTensors())
     unpack = graph.create("prim::ListUnpack", [call.output()], len(segment.outputs))
-    inputs.insertAfter(segment.nodes[-1])
-    call.insertAfter(inputs)
+    packed.insertAfter(last)
+    call.insertAfter(packed)
     unpack.insertAfter(call)
-    for old, new in zip(segment.outputs, unpack.outputs()):
+    last = unpack
+    for old, new, dtype in zip(segment.outputs, unpack.outputs(), segment.output_casts or [None] * len(segment.outputs)):
         new.setType(old.type())
+        if dtype is not None:
+            new, last = _cast_after(graph, new, dtype, last)
         old.replaceAllUsesWith(new)
     for node in reversed(segment.nodes):
         node.destroy()
     return call
+
+
+def _cast_after(graph, value, dtype, after):
+    """`aten::to(value, dtype)` inserted after `after`; returns its output and the new node."""
+    with graph.insert_point_guard(after):
+        arguments = [graph.insertConstant(a) for a in (dtype, False, False)] + [graph.insertConstant(None)]
+    node = graph.create("aten::to", [value] + arguments)
+    node.output().setType(value.type())
+    node.insertAfter(after)
+    return node.output(), node

@@ -1,4 +1,4 @@
-"""Helpers for reference-target tests: build a small network, run it, or see it refused."""
+"""Helpers for reference-target tests: build a small network, run it, or see it refused (by add_* or the builder)."""
 
 import pytest
 import torch
@@ -60,6 +60,29 @@ def refusal(define, input_specs):
     return " ".join(logger.errors())
 
 
+def refusal_at_build(define, input_specs, profile=None):
+    """define(network, *itensors) -> ILayer, ITensor or a list of them; their outputs are marked and the network built:
+    it must be refused by then (None from define means an add_* already refused it). Return the logged errors.
+    `profile` ({input name: (min, opt, max)}) adds an optimization profile."""
+    logger = RecordingLogger()
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)
+    itensors = [network.add_input(f"in{i}", dtype, shape) for i, (shape, dtype) in enumerate(input_specs)]
+    result = define(network, *itensors)
+    if result is not None:
+        for item in result if isinstance(result, (list, tuple)) else [result]:
+            network.mark_output(item.get_output(0) if isinstance(item, trt.ILayer) else item)
+        config = builder.create_builder_config()
+        if profile:
+            optimization_profile = builder.create_optimization_profile()
+            for name, shapes in profile.items():
+                optimization_profile.set_shape(name, *shapes)
+            config.add_optimization_profile(optimization_profile)
+        assert builder.build_serialized_network(network, config) is None, \
+            "TensorRT would refuse to build this network, the reference built it"
+    return " ".join(logger.errors())
+
+
 _TRT = {torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.bool: 4, torch.uint8: 5,
         torch.bfloat16: 7, torch.int64: 8}
 
@@ -72,3 +95,8 @@ def run_network():
 @pytest.fixture
 def refused():
     return refusal
+
+
+@pytest.fixture
+def refused_at_build():
+    return refusal_at_build

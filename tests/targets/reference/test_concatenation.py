@@ -4,12 +4,6 @@ import torch
 import torch_trt.targets.reference as trt
 
 
-def _built(net, layer):
-    """Mark the layer's output and build: None when the builder refuses the network."""
-    net.mark_output(layer.get_output(0))
-    return net.builder.build_serialized_network(net, net.builder.create_builder_config())
-
-
 # (inputs, axis or None for the default, expected dim of torch.cat)
 CASES = {
     "rank4_default_axis": ([torch.randn(1, 2, 3, 4), torch.randn(1, 3, 3, 4), torch.randn(1, 1, 3, 4)], None, 1),
@@ -43,14 +37,14 @@ def test_concatenation_default_axis(rank, axis):
 
 
 def _concat(axis=None):
-    """A define that concatenates all its inputs, sets axis, then builds."""
+    """A define that concatenates all its inputs and sets axis; refused_at_build marks and builds it."""
     def define(net, *inputs):
         layer = net.add_concatenation(list(inputs))
         if layer is None:
             return None
         if axis is not None:
             layer.axis = axis
-        return _built(net, layer)
+        return layer
     return define
 
 
@@ -67,5 +61,5 @@ REFUSALS = {
 
 
 @pytest.mark.parametrize("define, specs, message", REFUSALS.values(), ids=REFUSALS.keys())
-def test_concatenation_refusals(refused, define, specs, message):
-    assert message in refused(define, specs)
+def test_concatenation_refusals(refused_at_build, define, specs, message):
+    assert message in refused_at_build(define, specs)

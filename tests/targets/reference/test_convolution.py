@@ -145,8 +145,33 @@ def test_refused(refused, shape, dtype, define, message):
     assert message in refused(define, [(shape, dtype)])
 
 
-def test_groups_never_set_fails_at_execution(run_network):
-    # add_* accepts a kernel made for a grouping still to be set; running without setting num_groups fails.
-    define = lambda net, a: net.add_convolution_nd(a, 4, (3, 3), np.ones((4, 1, 3, 3), np.float32)).get_output(0)
-    with pytest.raises(Exception, match="set num_groups"):
-        run_network(define, [torch.randn(1, 2, 5, 5)])
+def _built(net, layer, **attributes):
+    """Set attributes after add_*, mark the output and build: None when the builder refuses the network."""
+    for name, value in attributes.items():
+        setattr(layer, name, value)
+    net.mark_output(layer.get_output(0))
+    return net.builder.build_serialized_network(net, net.builder.create_builder_config())
+
+
+W_GROUPED = np.ones((4, 1, 3, 3), np.float32)  # a kernel for num_groups 2 over 2 input channels
+REFUSED_AT_BUILD = {  # add_* accepts a kernel made for a grouping still to be set; the build needs num_groups set
+    "groups_never_set": lambda net, a: _built(net, conv(net, a, W_GROUPED)),
+    "deconv_groups_never_set": lambda net, a: _built(net, deconv(net, a, np.ones((2, 2, 3, 3), np.float32), 4)),
+}
+
+
+@pytest.mark.parametrize("define", REFUSED_AT_BUILD.values(), ids=REFUSED_AT_BUILD.keys())
+def test_grouping_refused_at_build(refused, define):
+    assert "set num_groups" in refused(define, [((1, 2, 5, 5), F32)])
+
+
+@pytest.mark.parametrize("add, kernel, maps", [("add_convolution_nd", W_GROUPED, 4),
+                                               ("add_deconvolution_nd", np.ones((2, 2, 3, 3), np.float32), 4)],
+                         ids=["conv", "deconv"])
+def test_grouping_set_after_add_builds(run_network, add, kernel, maps):
+    x = torch.randn(1, 2, 5, 5)
+    define = lambda net, a: _then(net, getattr(net, add)(a, maps, (3, 3), kernel), num_groups=2).get_output(0)
+    out = run_network(define, [x])
+    w = torch.from_numpy(kernel)
+    expected = F.conv2d(x, w, groups=2) if add == "add_convolution_nd" else F.conv_transpose2d(x, w, groups=2)
+    torch.testing.assert_close(out, expected)

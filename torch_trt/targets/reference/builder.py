@@ -35,6 +35,14 @@ class IOptimizationProfile:
 class IBuilderConfig:
     """Build options; networks are strongly typed, so there are no precision flags."""
 
+    _writable = ("profiling_verbosity", "builder_optimization_level", "progress_monitor")
+
+    def __setattr__(self, key, value):
+        # Bound objects have no __dict__: TensorRT 11 refuses e.g. int8_calibrator (weak typing, 10.x only).
+        if not key.startswith("_") and key not in self._writable:
+            raise AttributeError(f"'IBuilderConfig' object has no writable attribute '{key}'")
+        object.__setattr__(self, key, value)
+
     def __init__(self):
         self._profiles, self._flags, self._pools = [], set(), {}
         self.profiling_verbosity = None

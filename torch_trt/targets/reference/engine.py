@@ -44,8 +44,9 @@ class ICudaEngine:
         self._device = torch.device("cpu" if on_host else "cuda")
         self._weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
                          for record in self._records]
-        self.name = plan["name"]
+        self._name = plan["name"]
 
+    name = property(lambda self: self._name)
     num_io_tensors = property(lambda self: len(self._io_names))
     num_layers = property(lambda self: len(self._layers))
     num_optimization_profiles = property(lambda self: len(self._profiles))

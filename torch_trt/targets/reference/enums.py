@@ -1,7 +1,7 @@
 """TensorRT's enums as pybind11 enums: members compare equal only to members of the same enum.
 
-`DataType.HALF == 1` is False and `1 << member` raises TypeError, as with the real bindings;
-bitmasks are written `1 << int(member)`. Member values are those of TensorRT 11.4.
+`DataType.HALF == 1` is False, `1 << member` raises TypeError and enum classes are not
+iterable (use `__members__`), as with the real bindings; bitmasks are written `1 << int(member)`. Member values are those of TensorRT 11.4.
 """
 
 
@@ -13,9 +13,6 @@ class _EnumType(type):
             if member.value == value:
                 return member
         raise ValueError(f"{value!r} is not a valid {cls.__name__}")
-
-    def __iter__(cls):
-        return iter(cls.__members__.values())
 
 
 class _Enum(metaclass=_EnumType):

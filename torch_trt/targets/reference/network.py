@@ -24,6 +24,8 @@ class NetworkError(Exception):
 class ITensor:
     """A tensor of the network: an input, or an output of a layer."""
 
+    _writable = ("name", "shape", "location", "allowed_formats", "broadcast_across_batch")
+
     def __init__(self, network, name, producer=None, index=0, dtype=None, shape=None):
         self._network, self._name, self._producer, self._index = network, name, producer, index
         self._dtype, self._shape = dtype, shape
@@ -31,6 +33,12 @@ class ITensor:
         self.allowed_formats = 1
         self.broadcast_across_batch = False
         self._dimension_names = {}
+
+    def __setattr__(self, key, value):
+        # Bound objects have no __dict__: TensorRT 11 refuses e.g. dynamic_range (weak typing, 10.x only).
+        if not key.startswith("_") and key not in self._writable:
+            raise AttributeError(f"'ITensor' object has no writable attribute '{key}'")
+        object.__setattr__(self, key, value)
 
     @property
     def name(self):

@@ -47,6 +47,13 @@ class Dims(tuple):
             raise ValueError(f"Dims may hold at most {cls.MAX_DIMS} entries, got {len(values)}")
         return super().__new__(cls, values)
 
+    def __eq__(self, other):  # the binding compares equal to lists and tuples alike
+        return tuple(self) == tuple(other) if isinstance(other, (tuple, list)) else NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
     def __repr__(self):
         return "(" + ", ".join(str(v) for v in self) + ("," if len(self) == 1 else "") + ")"
 
@@ -64,7 +71,9 @@ class Permutation(tuple):
 
 
 def to_dims(value, what):
-    """Accept what pybind11 converts to Dims (any sequence of ints), reject anything else."""
+    """Accept what pybind11 converts to Dims (any sequence of ints, a 1-D integer array), reject anything else."""
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        value = value.tolist()
     if isinstance(value, (Dims, tuple, list)) and all(isinstance(v, (int, np.integer)) for v in value):
         return Dims(value)
     raise TypeError(f"{what}: incompatible function arguments, expected Dims (a sequence of ints), got {value!r}")
@@ -73,7 +82,8 @@ def to_dims(value, what):
 class Weights:
     """Host weights: a flat, contiguous numpy array (or empty), typed by DataType."""
 
-    def __init__(self, a=DataType.FLOAT):
+    def __init__(self, a=DataType.FLOAT, *, type=None):  # noqa: A002  (the binding's keyword is `type`)
+        a = a if type is None else type
         if isinstance(a, np.ndarray):
             if a.dtype == np.float64:
                 raise ValueError("float64 weights are not supported by TensorRT; convert to float32 first")

@@ -14,6 +14,7 @@ class ICastLayer(ILayer):
     def _check(self, inputs):
         check(self.to_type in TORCH_DTYPE and self.to_type != DataType.FP8,
               f"cast to {self.to_type} is not supported")
+        check(inputs[0].dtype != TORCH_DTYPE[DataType.FP8], "cast from FP8 is not supported; use add_dequantize")
 
     def _compute(self, inputs, weights):
         return inputs[0].to(TORCH_DTYPE[self.to_type])

@@ -24,6 +24,10 @@ def check_broadcast(kind, shapes):
         check(len(sizes) <= 1, f"{kind} input dims {[tuple(s) for s in shapes]} are not broadcastable")
 
 
+# UINT8 only enters and leaves networks through casts; FP8 computes only through Q/DQ layers.
+_TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int32, torch.int64, torch.bool)
+
+
 class IElementWiseLayer(ILayer):
     _layer_type = LayerType.ELEMENTWISE
     _attributes = ("op",)
@@ -33,6 +37,7 @@ class IElementWiseLayer(ILayer):
         check_broadcast("elementwise", [a.shape, b.shape])
         check(a.dtype == b.dtype, f"elementwise {self.op.name} inputs must have the same dtype, got {a.dtype} and "
               f"{b.dtype}; insert a cast")
+        check(a.dtype in _TYPES, f"elementwise does not accept {a.dtype} inputs; cast them first")
         if self.op in _LOGICAL:
             check(a.dtype == torch.bool, f"elementwise {self.op.name} needs BOOL inputs, got {a.dtype}")
         else:

@@ -9,6 +9,7 @@ import torch
 
 from ..enums import GatherMode, LayerType
 from ..network import ILayer, check, network_method
+from .constant import IConstantLayer
 
 _INDEX_TYPES = (torch.int32, torch.int64)
 # Data types TensorRT's gather accepts (no UINT8).
@@ -100,6 +101,24 @@ class IGatherLayer(ILayer):
               "must be equal (no broadcast)")
         check(1 <= indices[-1] <= len(data) - batch, f"gather ND indices' last dim ({indices[-1]}) must be a "
               f"build-time constant in [1, rank(data) - num_elementwise_dims = {len(data) - batch}]")
+
+    def _check_built(self, inputs):
+        # Constant indices on static dims are known when building: out-of-range ones are refused there.
+        producer = self._inputs[1]._producer
+        if not isinstance(producer, IConstantLayer):
+            return
+        values = torch.from_numpy(producer.weights.numpy().astype("int64")).reshape(tuple(producer.shape))
+        static = [d != -1 for d in self._inputs[0].shape]
+        if self.mode == GatherMode.ND:
+            ranges = [(values[..., k], self.num_elementwise_dims + k) for k in range(values.shape[-1])]
+        else:
+            ranges = [(values, self.axis)]
+        for subscripts, dim in ranges:
+            size = inputs[0].shape[dim]
+            if static[dim] and subscripts.numel():
+                low, high = int(subscripts.min()), int(subscripts.max())
+                check(0 <= low and high < size, f"gather indices hold {low if low < 0 else high}, outside [0, {size}) "
+                      f"of data dim {dim} {tuple(inputs[0].shape)}; TensorRT does not define out-of-range indices")
 
     def _compute(self, inputs, weights):
         data, indices = inputs[0], inputs[1].long()

@@ -1,0 +1,31 @@
+"""Fixtures for the dynamo front door: a fresh dynamo and engine cache per test, and a build counter."""
+
+import pytest
+import torch
+
+from torch_trt.backend import dynamo, engine_cache
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    engine_cache.clear()
+    yield
+    torch._dynamo.reset()
+    engine_cache.clear()
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The (input specs, compiled module) of every pipeline run the dynamo backend makes."""
+    runs = []
+
+    def spy(module, specs, settings, device):
+        compiled = compile_frozen(module, specs, settings, device)
+        runs.append((specs, compiled))
+        return compiled
+
+    compile_frozen = dynamo.compile_frozen
+    monkeypatch.setattr(dynamo, "compile_frozen", spy)
+    return runs
+

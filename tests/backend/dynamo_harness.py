@@ -1,0 +1,20 @@
+"""Helpers for the dynamo front-door tests: compile on the reference target and compare with eager."""
+
+import torch
+
+REFERENCE = {"target": "reference", "min_block_size": 1}
+
+
+def check_compiled(model, calls, options=None, rtol=1e-4, atol=1e-4, **compile_args):
+    """torch.compile(model, backend="tensorrt") on the reference target; each call's outputs match eager."""
+    compiled = torch.compile(model, backend="tensorrt", options={**REFERENCE, **(options or {})}, **compile_args)
+    for inputs in calls:
+        with torch.no_grad():
+            expected, actual = model(*inputs), compiled(*inputs)
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol)
+    return compiled
+
+
+def engine_calls(runs):
+    """How many execute_engine calls the compiled modules of `runs` make."""
+    return sum(str(module.graph).count("torch_trt::execute_engine") for _, module in runs)

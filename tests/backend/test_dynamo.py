@@ -1,0 +1,174 @@
+"""torch.compile(backend="tensorrt"): registration, options, failures, dynamic shapes and the engine cache."""
+
+import copy
+import logging
+import math
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch import nn
+
+from dynamo_harness import REFERENCE, check_compiled, engine_calls
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 16), nn.Linear(16, 3)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc2(torch.relu(self.fc1(x)))) * 2
+
+
+def batches(*sizes, width=4):
+    return [(torch.randn(size, width),) for size in sizes]
+
+
+def test_registered_through_the_entry_point_without_importing_torch_trt():
+    script = textwrap.dedent("""
+        import sys, torch
+        assert {"tensorrt", "torch_trt"} <= set(torch._dynamo.list_backends())
+        assert "torch_trt" not in sys.modules
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).eval()
+        x = torch.randn(3, 4)
+        out = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})(x)
+        torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-4)
+        from torch_trt.backend import engine_cache
+        assert engine_cache._entries, "no engine was built"
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_matches_eager_and_runs_an_engine(builds):
+    check_compiled(MLP().eval(), batches(5))
+    assert len(builds) == 1 and engine_calls(builds) == 1
+
+
+def test_unknown_option_is_an_error_that_lists_the_valid_ones():
+    compiled = torch.compile(MLP(), backend="tensorrt", options={"not_an_option": 1})
+    with pytest.raises(Exception, match=r"(?s)unknown torch_trt option\(s\) \['not_an_option'\].*dynamic_shape_max"):
+        compiled(torch.randn(2, 4))
+
+
+def test_a_graph_that_cannot_compile_warns_and_runs_in_pytorch(builds, caplog):
+    options = {"torch_executed_ops": {"aten::relu"}, "require_full_compilation": True}
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        check_compiled(MLP().eval(), batches(2, 2), options)
+    assert builds == []
+    assert "runs in PyTorch" in caplog.text and "aten::relu" in caplog.text
+
+
+def test_pass_through_build_failures_raises():
+    options = {**REFERENCE, "torch_executed_ops": {"aten::relu"}, "require_full_compilation": True,
+               "pass_through_build_failures": True}
+    compiled = torch.compile(MLP().eval(), backend="tensorrt", options=options)
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="aten::relu"):
+        compiled(torch.randn(2, 4))
+
+
+def test_training_mode_runs_in_pytorch(builds, caplog):
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8)).train()
+    twin, x = copy.deepcopy(model), torch.randn(6, 4)
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        out = torch.compile(model, backend="tensorrt", options=REFERENCE)(x)
+    torch.testing.assert_close(out, twin(x))
+    torch.testing.assert_close(model[1].running_mean, twin[1].running_mean)
+    assert builds == [] and "training mode" in caplog.text
+
+
+def test_a_graph_writing_into_its_input_runs_in_pytorch(builds):
+    class AddInPlace(nn.Module):
+        def forward(self, x):
+            x.mul_(2)
+            return x + 1
+
+    x = torch.randn(3, 4)
+    expected_x = x * 2
+    out = torch.compile(AddInPlace(), backend="tensorrt", options=REFERENCE)(x)
+    torch.testing.assert_close(x, expected_x)
+    torch.testing.assert_close(out, expected_x + 1)
+    assert builds == []
+
+
+def test_debug_logs_the_fx_and_torchscript_graphs(caplog):
+    with caplog.at_level(logging.INFO, logger="torch_trt"):
+        check_compiled(MLP().eval(), batches(2), {"debug": True})
+    assert "FX graph from dynamo" in caplog.text and "TorchScript graph traced from the FX graph" in caplog.text
+
+
+def test_dynamic_batch_builds_one_engine(builds):
+    check_compiled(MLP().eval(), batches(7, 32, 1), dynamic=True)
+    assert len(builds) == 1  # batch 1, which dynamo specializes to a static graph, reuses the dynamic engine
+    (spec,), _ = builds[0]
+    assert (spec.min_shape, spec.opt_shape, spec.max_shape) == ((1, 4), (7, 4), (64, 4))
+
+
+def test_mark_dynamic_batch_builds_one_engine(builds):
+    calls = batches(7, 32, 20)
+    for (x,) in calls:
+        torch._dynamo.mark_dynamic(x, 0, min=2, max=40)
+    check_compiled(MLP().eval(), calls)
+    assert len(builds) == 1
+    (spec,), _ = builds[0]
+    assert (spec.min_shape, spec.opt_shape, spec.max_shape) == ((1, 4), (7, 4), (40, 4))
+
+
+def test_unbacked_batch_from_one_builds_one_engine(builds):
+    calls = batches(1, 7, 32)
+    for (x,) in calls:
+        torch._dynamo.decorators.mark_unbacked(x, 0)
+    check_compiled(MLP().eval(), calls)
+    assert len(builds) == 1
+
+
+def test_dynamic_shape_max_bounds_dims_and_larger_inputs_widen_the_range(builds):
+    check_compiled(MLP().eval(), batches(7, 12, 40), {"dynamic_shape_max": 16}, dynamic=True)
+    assert [specs[0].max_shape for specs, _ in builds] == [(16, 4), (40, 4)]
+
+
+def test_size_dependent_trace_gets_one_engine_per_shape(builds, caplog):
+    class ScaleBySqrtOfBatch(nn.Module):
+        def forward(self, x):
+            return torch.relu(x) / math.sqrt(x.shape[0])
+
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        check_compiled(ScaleBySqrtOfBatch(), batches(4, 9, 4), dynamic=True)
+    assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4)]
+    assert "traces differently at other input sizes" in caplog.text
+
+
+def test_sizes_and_constants_among_the_results(builds):
+    class WithSizes(nn.Module):
+        def forward(self, x):
+            return torch.relu(x), x.shape[0] * 2, None
+
+    compiled = check_compiled(WithSizes(), batches(3, 5), dynamic=True)
+    assert compiled(torch.randn(6, 4))[1:] == (12, None)
+    assert len(builds) == 1
+
+
+def test_same_graph_and_weights_twice_builds_once(builds):
+    model = MLP().eval()
+    check_compiled(model, batches(5))
+    check_compiled(copy.deepcopy(model), batches(5))
+    assert len(builds) == 1
+
+
+def test_other_weights_build_another_engine(builds):
+    check_compiled(MLP().eval(), batches(5))
+    check_compiled(MLP().eval(), batches(5))
+    assert len(builds) == 2
+
+
+def test_weights_changed_after_compiling_rebuild_the_engine(builds):
+    model = MLP().eval()
+    compiled = check_compiled(model, batches(5))
+    with torch.no_grad():
+        model.fc1.weight.mul_(-1)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert len(builds) == 2

@@ -1,0 +1,122 @@
+"""torch.compile(backend="tensorrt") on whole models: outputs match eager and engines run."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dynamo_harness import check_compiled, engine_calls
+
+FULL = {"require_full_compilation": True}
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2))
+        self.conv1, self.bn1 = nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.stem(x)
+        residual = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+        x = F.relu(x + residual)
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, dim=16, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        batch, tokens, dim = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(batch, tokens, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attention = torch.softmax(q @ k.transpose(-2, -1) / (dim // self.heads) ** 0.5, dim=-1)
+        x = x + self.proj((attention @ v).transpose(1, 2).reshape(batch, tokens, dim))
+        return x + self.mlp(self.norm2(x))
+
+
+def test_small_cnn(builds):
+    check_compiled(SmallCNN().eval(), [(torch.randn(2, 3, 16, 16),)], FULL)
+    assert engine_calls(builds) == 1
+
+
+def test_transformer_encoder_block(builds):
+    check_compiled(EncoderBlock().eval(), [(torch.randn(2, 6, 16),)], FULL)
+    assert engine_calls(builds) == 1
+
+
+def test_graph_break_compiles_each_graph(builds):
+    class PrintsInTheMiddle(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+        def forward(self, x):
+            x = torch.relu(self.fc1(x))
+            print("between the graphs")
+            return torch.sigmoid(self.fc2(x))
+
+    check_compiled(PrintsInTheMiddle().eval(), [(torch.randn(3, 4),)])
+    assert len(builds) == 2 and engine_calls(builds) == 2
+
+
+def test_item_graph_break(builds):
+    class ScalesByItsMax(nn.Module):
+        def forward(self, x):
+            return torch.relu(x) * float(x.max().item())
+
+    check_compiled(ScalesByItsMax(), [(torch.randn(3, 4),), (torch.randn(3, 4),)])
+    assert engine_calls(builds) >= 1
+
+
+def test_dict_and_tuple_results(builds):
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 6)
+
+        def forward(self, x):
+            y = self.fc(x)
+            return {"logits": torch.relu(y), "pair": (torch.sigmoid(y), x * 2)}
+
+    model = Heads().eval()
+    x = torch.randn(3, 4)
+    check_compiled(model, [(x,)])
+    out = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})(x)
+    assert set(out) == {"logits", "pair"} and isinstance(out["pair"], tuple)
+    assert engine_calls(builds) >= 1
+
+
+def test_huggingface_bert(builds):
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=32)
+    model = BertModel(config).eval()
+    ids = torch.randint(0, 64, (2, 12))
+    compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
+    with torch.no_grad():
+        expected, actual = model(ids), compiled(ids)
+    torch.testing.assert_close(actual.last_hidden_state, expected.last_hidden_state, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(actual.pooler_output, expected.pooler_output, rtol=1e-4, atol=1e-4)
+    assert engine_calls(builds) >= 1
+
+
+def test_huggingface_gpt2(builds):
+    from transformers import GPT2Config, GPT2Model
+
+    config = GPT2Config(vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=32, bos_token_id=0,
+                        eos_token_id=0, attn_implementation="eager")
+    model = GPT2Model(config).eval()
+    ids = torch.randint(0, 64, (2, 12))
+    compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
+    with torch.no_grad():
+        expected, actual = model(ids, use_cache=False), compiled(ids, use_cache=False)
+    torch.testing.assert_close(actual.last_hidden_state, expected.last_hidden_state, rtol=1e-4, atol=1e-4)
+    assert engine_calls(builds) >= 1

@@ -1,0 +1,55 @@
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness import check_converter
+from torch_trt.errors import ConversionError
+
+F32, F16 = torch.float32, torch.float16
+
+CASES = [  # id, module, input shape, dtype
+    ("conv2d", nn.Conv2d(3, 8, 3), (2, 3, 10, 10), F32),
+    ("conv2d_no_bias_stride_padding", nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False), (1, 3, 9, 9), F32),
+    ("conv2d_asymmetric", nn.Conv2d(2, 4, (3, 2), stride=(2, 1), padding=(1, 0)), (1, 2, 7, 6), F32),
+    ("conv2d_groups", nn.Conv2d(4, 6, 3, groups=2), (1, 4, 8, 8), F32),
+    ("conv2d_depthwise", nn.Conv2d(4, 4, 3, padding=1, groups=4), (2, 4, 6, 6), F32),
+    ("conv2d_dilation", nn.Conv2d(2, 3, 3, dilation=2, padding=2), (1, 2, 9, 9), F32),
+    ("conv2d_1x1", nn.Conv2d(5, 2, 1), (1, 5, 4, 4), F32),
+    ("conv2d_fp16", nn.Conv2d(3, 8, 3, padding=1).half(), (2, 3, 8, 8), F16),
+    ("conv2d_groups_fp16", nn.Conv2d(4, 4, 3, groups=2, bias=False).half(), (1, 4, 6, 6), F16),
+    ("conv1d", nn.Conv1d(3, 5, 3), (2, 3, 12), F32),
+    ("conv1d_stride_padding_dilation", nn.Conv1d(2, 4, 3, stride=2, padding=2, dilation=2), (1, 2, 15), F32),
+    ("conv1d_depthwise_no_bias", nn.Conv1d(4, 8, 5, groups=4, bias=False), (1, 4, 10), F32),
+    ("conv1d_fp16", nn.Conv1d(3, 4, 3, padding=1).half(), (2, 3, 8), F16),
+    ("conv3d", nn.Conv3d(2, 4, 3), (1, 2, 6, 6, 6), F32),
+    ("conv3d_stride_padding_groups", nn.Conv3d(4, 4, (3, 2, 3), stride=(1, 2, 2), padding=1, groups=2),
+     (1, 4, 5, 6, 7), F32),
+    ("conv3d_fp16", nn.Conv3d(2, 2, 3, padding=1, bias=False).half(), (1, 2, 4, 4, 4), F16),
+    ("conv_transpose2d", nn.ConvTranspose2d(3, 4, 3), (1, 3, 5, 5), F32),
+    ("conv_transpose2d_stride_padding", nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1), (2, 4, 5, 6), F32),
+    ("conv_transpose2d_output_padding", nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1),
+     (1, 2, 5, 5), F32),
+    ("conv_transpose2d_output_padding_past_full", nn.ConvTranspose2d(2, 3, 3, stride=3, output_padding=(2, 1)),
+     (1, 2, 4, 5), F32),
+    ("conv_transpose2d_output_padding_dilated", nn.ConvTranspose2d(2, 2, 2, stride=3, dilation=2,
+                                                                   output_padding=2), (1, 2, 4, 4), F32),
+    ("conv_transpose2d_groups_no_bias", nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2, bias=False), (1, 4, 4, 4),
+     F32),
+    ("conv_transpose2d_fp16", nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1).half(),
+     (1, 3, 4, 4), F16),
+    ("conv_transpose1d_output_padding", nn.ConvTranspose1d(3, 2, 3, stride=2, output_padding=1), (2, 3, 7), F32),
+    ("conv_transpose3d_output_padding", nn.ConvTranspose3d(2, 2, 3, stride=2, padding=1, output_padding=(1, 0, 1)),
+     (1, 2, 3, 4, 3), F32),
+]
+
+
+@pytest.mark.parametrize("name,module,shape,dtype", CASES, ids=[c[0] for c in CASES])
+def test_conv(name, module, shape, dtype, device):
+    check_converter(nn.Sequential(module), [torch.randn(shape, dtype=dtype)], {"aten::_convolution"}, device)
+
+
+def test_runtime_weight_is_refused(device):
+    with pytest.raises(ConversionError, match="'weight' is a runtime tensor"):
+        check_converter(lambda x, w: F.conv2d(x, w), [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)],
+                        {"aten::_convolution"}, device)

@@ -1,0 +1,69 @@
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness import check_converter
+from torch_trt.errors import ConversionError
+
+F32, F16 = torch.float32, torch.float16
+BN, LN, GN = "aten::batch_norm", "aten::layer_norm", "aten::group_norm"
+# Tracing GroupNorm and training batch_norm warns about their batch-size checks, which freeze with the example shape.
+pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
+
+
+class Traced(nn.Module):
+    """Runs `module`; *inputs makes torch_trt trace it, since scripting keeps BatchNorm's and GroupNorm's input
+    checks as control flow."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, *inputs):
+        return self.module(*inputs)
+
+
+def randomized(module, dtype=F32):
+    """`module` in `dtype` with its float parameters and buffers (running stats too) drawn from [0.5, 1.5)."""
+    with torch.no_grad():
+        for tensor in list(module.parameters()) + list(module.buffers()):
+            if tensor.is_floating_point():
+                tensor.uniform_(0.5, 1.5)
+    return Traced(module.to(dtype))
+
+
+CASES = [  # id, module, converter, input shape, dtype
+    ("batch_norm_2d", randomized(nn.BatchNorm1d(4)), BN, (3, 4), F32),
+    ("batch_norm_3d", randomized(nn.BatchNorm1d(4)), BN, (2, 4, 5), F32),
+    ("batch_norm_4d", randomized(nn.BatchNorm2d(3)), BN, (2, 3, 4, 5), F32),
+    ("batch_norm_4d_no_affine", randomized(nn.BatchNorm2d(3, affine=False)), BN, (2, 3, 4, 4), F32),
+    ("batch_norm_4d_eps", randomized(nn.BatchNorm2d(3, eps=0.1)), BN, (1, 3, 2, 2), F32),
+    ("batch_norm_5d", randomized(nn.BatchNorm3d(2)), BN, (2, 2, 3, 4, 3), F32),
+    ("batch_norm_4d_fp16", randomized(nn.BatchNorm2d(3), F16), BN, (2, 3, 4, 5), F16),
+    ("batch_norm_2d_fp16", randomized(nn.BatchNorm1d(6), F16), BN, (4, 6), F16),
+    ("layer_norm_last_dim", randomized(nn.LayerNorm(8)), LN, (2, 5, 8), F32),
+    ("layer_norm_last_2_dims", randomized(nn.LayerNorm((4, 6))), LN, (2, 3, 4, 6), F32),
+    ("layer_norm_no_affine", nn.LayerNorm(8, elementwise_affine=False), LN, (3, 8), F32),
+    ("layer_norm_no_bias", randomized(nn.LayerNorm(8, bias=False)), LN, (2, 2, 8), F32),
+    ("layer_norm_eps", lambda x: F.layer_norm(x, (6,), eps=0.1), LN, (4, 6), F32),
+    ("layer_norm_scripted", nn.LayerNorm((3, 5)), LN, (2, 3, 5), F32),
+    ("layer_norm_fp16", randomized(nn.LayerNorm(16), F16), LN, (2, 4, 16), F16),
+    ("layer_norm_2_dims_fp16", randomized(nn.LayerNorm((4, 8)), F16), LN, (2, 4, 8), F16),
+    ("group_norm", randomized(nn.GroupNorm(2, 4)), GN, (2, 4, 3, 3), F32),
+    ("group_norm_per_channel_groups", randomized(nn.GroupNorm(4, 4)), GN, (1, 4, 5), F32),
+    ("group_norm_one_group_no_affine", Traced(nn.GroupNorm(1, 6, affine=False)), GN, (2, 6, 2, 2, 2), F32),
+    ("group_norm_fp16", randomized(nn.GroupNorm(2, 8), F16), GN, (2, 8, 4, 4), F16),
+]
+
+
+@pytest.mark.parametrize("name,module,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
+def test_normalization(name, module, converter, shape, dtype, device):
+    check_converter(module, [torch.randn(shape, dtype=dtype) * 2 + 1], {converter}, device)
+
+
+def test_batch_norm_training_falls_back(device):
+    mean, var = torch.zeros(3), torch.ones(3)
+    compiled = check_converter(lambda x: F.batch_norm(torch.relu(x), mean, var, training=True),
+                               [torch.randn(2, 3, 4, 4)], {"aten::relu"}, device, require_full_compilation=False)
+    assert "aten::batch_norm" in str(compiled.graph)

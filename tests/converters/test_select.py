@@ -1,0 +1,61 @@
+import pytest
+import torch
+
+from harness import check_converter
+
+f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
+EMBEDDING = torch.nn.Embedding(10, 4)
+
+# Runtime indices are int32: int64 engine inputs need truncate_long_and_double; index_select_constant gathers
+# with int64 constant indices.
+CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors used as they are), dtype
+    ("slice", lambda x: x[1:3], {"aten::slice"}, [(4, 3)], f32),
+    ("slice_step", lambda x: x[:, ::2], {"aten::slice"}, [(4, 5)], f16),
+    ("slice_step_3_offset", lambda x: x[1::3], {"aten::slice"}, [(8, 2)], i32),
+    ("slice_negative", lambda x: x[-3:-1], {"aten::slice"}, [(4, 3)], f32),
+    ("slice_negative_start", lambda x: x[:, -2:], {"aten::slice"}, [(4, 3)], b8),
+    ("slice_end_beyond", lambda x: x[1:100], {"aten::slice"}, [(4, 3)], f32),
+    ("slice_start_before", lambda x: x[-100:2], {"aten::slice"}, [(4, 3)], f32),
+    ("slice_full", lambda x: x[:, 0:3] * 2, {"aten::slice"}, [(4, 3)], f32),
+    ("slice_size_1", lambda x: x[:, :, 0:1], {"aten::slice"}, [(2, 3, 4)], f32),
+    ("slice_rank4_last", lambda x: x[..., 1:-1], {"aten::slice"}, [(2, 3, 4, 5)], f16),
+    ("select", lambda x: x[1], {"aten::select"}, [(4, 3)], f32),
+    ("select_negative", lambda x: x[:, -1], {"aten::select"}, [(4, 3)], f16),
+    ("select_last_dim", lambda x: x[..., 0], {"aten::select"}, [(2, 3, 4)], i32),
+    ("select_to_0d", lambda x: x[2] + 1, {"aten::select"}, [(5,)], f32),
+    ("select_bool", lambda x: x.select(-2, 2), {"aten::select"}, [(2, 3, 4)], b8),
+    ("narrow", lambda x: x.narrow(1, 1, 2), {"aten::narrow"}, [(4, 3)], f32),
+    ("narrow_negative_start", lambda x: x.narrow(0, -2, 2), {"aten::narrow"}, [(4, 3)], f16),
+    ("narrow_negative_dim", lambda x: x.narrow(-1, 0, 1), {"aten::narrow"}, [(2, 3, 4)], i32),
+    ("narrow_full", lambda x: x.narrow(0, 0, 4), {"aten::narrow"}, [(4, 3)], b8),
+    ("index_select", lambda x, i: x.index_select(0, i), {"aten::index_select"},
+     [(4, 3), torch.tensor([3, 0, 3], dtype=i32)], f32),
+    ("index_select_negative_dim", lambda x, i: x.index_select(-1, i), {"aten::index_select"},
+     [(2, 3, 4), torch.tensor([1, 2], dtype=i32)], f16),
+    ("index_select_constant", lambda x: x.index_select(1, torch.arange(2, -1, -2, device=x.device)),
+     {"aten::index_select"}, [(4, 3)], i32),
+    ("index_select_bool", lambda x, i: x.index_select(1, i), {"aten::index_select"},
+     [(4, 3), torch.tensor([0], dtype=i32)], b8),
+    ("index_select_0d_index", lambda x, i: x.index_select(0, i), {"aten::index_select"},
+     [(4, 3), torch.tensor(2, dtype=i32)], f32),
+    ("embedding", EMBEDDING, {"aten::embedding"}, [torch.tensor([[1, 9, 0], [4, 4, 2]], dtype=i32)], f32),
+    ("embedding_1d", EMBEDDING, {"aten::embedding"}, [torch.tensor([7], dtype=i32)], f32),
+    ("embedding_0d", EMBEDDING, {"aten::embedding"}, [torch.tensor(3, dtype=i32)], f32),
+    ("embedding_input_weight", lambda w, i: torch.nn.functional.embedding(i, w), {"aten::embedding"},
+     [(6, 3), torch.tensor([[5], [1]], dtype=i32)], f16),
+]
+
+
+def _input(shape, dtype):
+    if isinstance(shape, torch.Tensor):
+        return shape
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(-9, 9, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("name,function,converters,inputs,dtype", CASES, ids=[c[0] for c in CASES])
+def test_select(name, function, converters, inputs, dtype, device):
+    check_converter(function, [_input(s, dtype) for s in inputs], converters, device)

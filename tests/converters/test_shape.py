@@ -1,0 +1,66 @@
+import pytest
+import torch
+
+from harness import check_converter
+
+f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
+
+CASES = [  # id, function, converters, input shapes, dtype
+    ("view_infer", lambda x: x.view(-1, 3), {"aten::view"}, [(4, 3)], f32),
+    ("view_middle_infer", lambda x: x.view(2, -1, 2), {"aten::view"}, [(2, 3, 4)], f16),
+    ("view_int", lambda x: x.view(6, 4), {"aten::view"}, [(2, 3, 4)], i32),
+    ("view_bool_1d", lambda x: x.view(24), {"aten::view"}, [(2, 3, 4)], b8),
+    ("view_add_unit_dims", lambda x: x.view(1, 4, 1, 3, 1), {"aten::view"}, [(4, 3)], f32),
+    ("reshape_size", lambda x: x.reshape(x.size(0), -1), {"aten::reshape"}, [(4, 3, 2)], f32),
+    ("reshape_rank5", lambda x: x.reshape(2, 1, 3, 2, 2), {"aten::reshape"}, [(4, 6)], f32),
+    ("reshape_to_0d", lambda x: x.reshape(()), {"aten::reshape"}, [(1, 1)], f32),
+    ("reshape_int", lambda x: x.reshape(-1), {"aten::reshape"}, [(3, 5)], i32),
+    ("flatten_all", lambda x: x.flatten(), {"aten::flatten"}, [(2, 3, 4)], f32),
+    ("flatten_from_1", lambda x: x.flatten(1), {"aten::flatten"}, [(2, 3, 4, 5)], f16),
+    ("flatten_middle", lambda x: x.flatten(1, 2), {"aten::flatten"}, [(2, 3, 4, 5)], i32),
+    ("flatten_negative", lambda x: x.flatten(-3, -2), {"aten::flatten"}, [(2, 3, 4, 5)], f32),
+    ("flatten_one_dim", lambda x: x.flatten(2, 2), {"aten::flatten"}, [(2, 3, 4)], b8),
+    ("flatten_0d", lambda x: x.flatten(), {"aten::flatten"}, [()], f32),
+    ("flatten_unit_dims", lambda x: x.flatten(0, 1), {"aten::flatten"}, [(1, 1, 4)], f32),
+    ("permute_rank4", lambda x: x.permute(0, 2, 3, 1), {"aten::permute"}, [(2, 3, 4, 5)], f32),
+    ("permute_rank5", lambda x: x.permute(4, 0, 3, 1, 2), {"aten::permute"}, [(2, 3, 4, 5, 6)], f16),
+    ("permute_negative", lambda x: x.permute(-1, 0, -2), {"aten::permute"}, [(2, 3, 4)], i32),
+    ("permute_bool", lambda x: x.permute(1, 0), {"aten::permute"}, [(3, 4)], b8),
+    ("permute_unit_dims", lambda x: x.permute(2, 1, 0), {"aten::permute"}, [(1, 3, 1)], f32),
+    ("transpose", lambda x: x.transpose(0, 1), {"aten::transpose"}, [(3, 4)], f32),
+    ("transpose_negative", lambda x: x.transpose(-1, -3), {"aten::transpose"}, [(2, 3, 4, 5)], f16),
+    ("transpose_int", lambda x: torch.transpose(x, 1, 2), {"aten::transpose"}, [(2, 3, 4)], i32),
+    ("transpose_same_dim", lambda x: x.transpose(1, 1) + 1, {"aten::transpose"}, [(2, 3)], f32),
+    ("t_2d", lambda x: x.t(), {"aten::t"}, [(3, 4)], f32),
+    ("t_1d", lambda x: x.t() * 2, {"aten::t"}, [(5,)], f32),
+    ("t_int", lambda x: x.t(), {"aten::t"}, [(2, 5)], i32),
+    ("t_0d", lambda x: x.sum().t() + x, {"aten::t"}, [(2,)], f32),
+    ("t_linear_input_weight", torch.nn.functional.linear, {"aten::t", "aten::matmul"}, [(2, 4), (3, 4), (3,)], f32),
+    ("unsqueeze_0", lambda x: x.unsqueeze(0), {"aten::unsqueeze"}, [(3, 4)], f32),
+    ("unsqueeze_last", lambda x: x.unsqueeze(-1), {"aten::unsqueeze"}, [(3, 4)], f16),
+    ("unsqueeze_middle", lambda x: x.unsqueeze(1), {"aten::unsqueeze"}, [(3, 4)], i32),
+    ("unsqueeze_0d", lambda x: x.unsqueeze(-1), {"aten::unsqueeze"}, [()], f32),
+    ("unsqueeze_negative", lambda x: x.unsqueeze(-3), {"aten::unsqueeze"}, [(3, 4)], b8),
+    ("squeeze_all", lambda x: x.squeeze(), {"aten::squeeze"}, [(1, 3, 1, 2, 1)], f32),
+    ("squeeze_none", lambda x: x.squeeze() * 2, {"aten::squeeze"}, [(2, 3)], f32),
+    ("squeeze_to_0d", lambda x: x.squeeze(), {"aten::squeeze"}, [(1, 1, 1)], i32),
+    ("squeeze_dim", lambda x: x.squeeze(1), {"aten::squeeze"}, [(3, 1, 4)], f16),
+    ("squeeze_dim_negative", lambda x: x.squeeze(-1), {"aten::squeeze"}, [(3, 4, 1)], b8),
+    ("squeeze_dim_not_one", lambda x: x.squeeze(0) * 2, {"aten::squeeze"}, [(3, 1)], f32),
+    ("squeeze_dims", lambda x: x.squeeze((0, 2)), {"aten::squeeze"}, [(1, 3, 1, 1)], f32),
+    ("squeeze_dim_0d", lambda x: x.squeeze(-1) + 1, {"aten::squeeze"}, [()], f32),
+    ("squeeze_dims_mixed", lambda x: x.squeeze((-1, 1)), {"aten::squeeze"}, [(2, 3, 1)], i32),
+]
+
+
+def _input(shape, dtype):
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(-9, 9, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("name,function,converters,shapes,dtype", CASES, ids=[c[0] for c in CASES])
+def test_shape(name, function, converters, shapes, dtype, device):
+    check_converter(function, [_input(s, dtype) for s in shapes], converters, device)

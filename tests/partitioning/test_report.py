@@ -1,0 +1,90 @@
+"""The partition report: explain(), its text, debug=True logging it, and full compilation's error."""
+
+import logging
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_trt
+from torch_trt.errors import UnsupportedOperatorError
+from torch_trt.partitioning.support import Code
+
+
+class Mixed(torch.nn.Module):
+    def forward(self, x):
+        y = torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5
+        if bool(y.sum() > 0):
+            y = y * 2
+        return torch.tanh(torch.cumsum(y, 0) * 3 + 1).abs() - 1
+
+
+def _explain(**settings):
+    return torch_trt.explain(Mixed(), [torch.randn(3, 4)], target="reference", **settings)
+
+
+def test_report_lists_segments_ops_shapes_and_reasons():
+    report = _explain(torch_executed_ops={"aten::tanh"})
+    assert report.kinds == ["engine", "torch"]  # the engine blocks left after tanh are under min_block_size
+    engine, fallback = report.segments
+    assert engine.ops == ["aten::relu", "aten::mul", "aten::add", "aten::sigmoid", "aten::sub", "aten::sum"]
+    assert engine.inputs == ["%x.1 (3, 4):float32"] and engine.node_count == 6
+    codes = {reason.code for _, reason in fallback.reasons}
+    assert codes == {Code.NO_CONVERTER, Code.CONTROL_FLOW, Code.USER_REQUEST, Code.SMALL_BLOCK}
+    text = str(report)
+    for expected in ("TensorRT engine: 6 node(s)", "prim::If has sub-blocks", "sent to PyTorch by torch_executed_ops",
+                     "aten::cumsum [aten::cumsum(", "fewer than min_block_size=5", "(3, 4):float32"):
+        assert expected in text, text
+
+
+def test_full_compilation_raises_with_every_reason():
+    with pytest.raises(UnsupportedOperatorError) as caught:
+        torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference", require_full_compilation=True)
+    reasons = {reason.code for _, reason in caught.value.reasons}
+    assert reasons == {Code.NO_CONVERTER, Code.CONTROL_FLOW}
+    assert "prim::If" in str(caught.value) and "aten::cumsum [aten::cumsum(" in str(caught.value)
+
+
+def test_full_compilation_ignores_min_block_size():
+    class Tiny(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    compiled = torch_trt.compile(Tiny(), [torch.randn(2)], target="reference", require_full_compilation=True)
+    assert "torch_trt::execute_engine" in str(compiled.graph)
+
+
+def test_debug_logs_the_report(caplog):
+    torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference", debug=True)
+    assert "torch_trt partition: 3 segment(s)" in caplog.text
+    assert logging.getLogger("torch_trt").level == logging.NOTSET  # restored after the call
+
+
+def test_fallbacks_warn_once():
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("torch_trt").addHandler(handler)
+    try:
+        torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference")
+    finally:
+        logging.getLogger("torch_trt").removeHandler(handler)
+    warnings = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "run in PyTorch" in warnings[0], warnings
+
+
+SCRIPT = """
+import torch, torch_trt
+from torch import nn
+class M(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5, 0)
+torch_trt.compile(M(), [torch.randn(3, 4)], target="reference", debug=True)
+"""
+
+
+def test_debug_report_is_visible_without_logging_configured():
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "torch_trt partition: 2 segment(s)" in result.stderr, result.stderr

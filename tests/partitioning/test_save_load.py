@@ -1,0 +1,36 @@
+"""Partitioned modules survive torch.jit.save and torch.jit.load in a fresh process that imports torch_trt."""
+
+import subprocess
+import sys
+
+import torch
+
+from test_segments import ListAndTuple, LongInput
+
+LOAD = """
+import sys, torch, torch_trt
+for prefix in sys.argv[1:]:
+    module = torch.jit.load(prefix + ".ts")
+    inputs, engines, expected = torch.load(prefix + ".pt")
+    assert str(module.graph).count("torch_trt::execute_engine(") == engines, module.graph
+    actual = module(*inputs)
+    assert repr(actual) == repr(expected), (actual, expected)
+print("ok")
+"""
+
+CASES = [  # module, inputs, segments, settings
+    (ListAndTuple(), [torch.randn(3, 4)], "ETE", {}),  # list, tuple and int outputs
+    (LongInput(), [torch.randn(3, 4), torch.randint(0, 5, (3, 4))], "E", {"truncate_long_and_double": True}),
+]
+
+
+def test_round_trip_in_a_fresh_process(tmp_path, check_partition):
+    prefixes = []
+    for index, (module, inputs, kinds, settings) in enumerate(CASES):
+        compiled = check_partition(module, inputs, kinds, **settings)[0]
+        prefix = str(tmp_path / f"m{index}")
+        torch.jit.save(compiled, prefix + ".ts")
+        torch.save((inputs, kinds.count("E"), compiled(*[t.clone() for t in inputs])), prefix + ".pt")
+        prefixes.append(prefix)
+    result = subprocess.run([sys.executable, "-c", LOAD, *prefixes], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr

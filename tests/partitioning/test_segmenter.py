@@ -1,0 +1,75 @@
+"""Segmenter cases as small IR graphs: the segments, their ops in execution order, and a valid graph after."""
+
+import pytest
+import torch
+
+from torch_trt import CompileSettings, Input
+from torch_trt.partitioning import partition
+
+HEADER = """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+"""
+
+CASES = [  # id, IR body, expected [(kind, ops)], settings
+    ("independent_blocks_join", """
+  %a : Tensor = aten::relu(%x)
+  %t : Tensor = aten::cumsum(%x, %zero, %none)
+  %b : Tensor = aten::sigmoid(%a)
+  %u : Tensor = aten::cumsum(%b, %zero, %none)
+  return (%u, %t)""", [("E", ["aten::relu", "aten::sigmoid"]), ("T", ["aten::cumsum", "aten::cumsum"])], {}),
+    ("tensor_list_is_rebuilt_in_the_engine", """
+  %t : Tensor = aten::cumsum(%x, %zero, %none)
+  %a : Tensor = aten::relu(%x)
+  %pair : Tensor[] = prim::ListConstruct(%a, %t)
+  %c : Tensor = aten::cat(%pair, %zero)
+  return (%c, %pair)""", [("T", ["aten::cumsum"]), ("E", ["aten::relu", "prim::ListConstruct", "aten::cat"])], {}),
+    ("nothing_moves_across_a_write", """
+  %a : Tensor = aten::relu(%x)
+  %t : Tensor = aten::cumsum(%x, %zero, %none)
+  %w : Tensor = aten::add_(%x, %one, %one)
+  %b : Tensor = aten::sigmoid(%x)
+  %c : Tensor = aten::add(%b, %a, %one)
+  return (%c, %t)""", [("E", ["aten::relu"]), ("T", ["aten::cumsum", "aten::add_"]),
+                       ("E", ["aten::sigmoid", "aten::add"])], {}),
+    ("int_read_from_data_stays_in_pytorch", """
+  %s : Tensor = aten::sum(%x, %none)
+  %i : int = aten::Int(%s)
+  %y : Tensor = aten::mul(%x, %i)
+  return (%y)""", [("E", ["aten::sum"]), ("T", ["aten::mul"])], {}),
+    ("static_values_become_engine_constants", """
+  %t : Tensor = aten::cumsum(%x, %zero, %none)
+  %n : int = aten::size(%t, %zero)
+  %m : int = aten::mul(%n, %one)
+  %minus : int = prim::Constant[value=-1]()
+  %shape : int[] = prim::ListConstruct(%m, %minus)
+  %v : Tensor = aten::relu(%t)
+  %r : Tensor = aten::reshape(%v, %shape)
+  return (%r, %m)""", [("T", ["aten::cumsum"]),
+                       ("E", ["aten::relu", "aten::reshape"])], {}),
+    ("small_block_between_pytorch_ops", """
+  %t : Tensor = aten::cumsum(%x, %zero, %none)
+  %a : Tensor = aten::relu(%t)
+  %u : Tensor = aten::cumsum(%a, %zero, %none)
+  return (%u)""", [("T", ["aten::cumsum", "aten::relu", "aten::cumsum"])], {"min_block_size": 2}),
+]
+
+
+@pytest.mark.parametrize("name,body,expected,settings", CASES, ids=[c[0] for c in CASES])
+def test_segments(name, body, expected, settings):
+    graph = torch._C.parse_ir(HEADER + body)
+    settings = CompileSettings(**{"target": "reference", "min_block_size": 1, **settings})
+    result = partition(graph, settings, [Input((4, 3))], "cpu")
+    got = [(s.kind.value[0].upper(), [n.kind() for n in s.nodes]) for s in result.segments]
+    assert got == expected, str(result.report)
+    torch._C._jit_pass_lint(graph)
+    _assert_contiguous(graph, result.segments)
+
+
+def _assert_contiguous(graph, segments):
+    """Each segment's nodes follow one another in the graph, with only constants or glue before, between none."""
+    order = {node: index for index, node in enumerate(graph.nodes())}
+    for segment in segments:
+        positions = [order[node] for node in segment.nodes]
+        assert positions == list(range(positions[0], positions[0] + len(positions)))

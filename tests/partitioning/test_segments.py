@@ -1,0 +1,200 @@
+"""End-to-end partitions: which segments a model compiles to, and that it still gives eager's outputs."""
+
+from typing import List, Tuple
+
+import pytest
+import torch
+
+import torch_trt
+
+
+def chain(x):
+    """Five converted ops: one engine block at the default min_block_size."""
+    return torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5
+
+
+class Start(torch.nn.Module):
+    def forward(self, x):
+        return chain(torch.cumsum(x, 0))
+
+
+class Middle(torch.nn.Module):
+    def forward(self, x):
+        return chain(torch.cumsum(chain(x), 1))
+
+
+class End(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(chain(x), 0)
+
+
+class Many(torch.nn.Module):
+    def forward(self, x):
+        x = torch.cumsum(chain(x), 0)
+        x = torch.sort(chain(x), 1)[0]
+        return torch.cumsum(chain(x), 1)
+
+
+class Shared(torch.nn.Module):
+    """`y` is read by the PyTorch cumsum and by the second engine; it is computed once."""
+
+    def forward(self, x):
+        y = chain(x)
+        return chain(torch.cumsum(y, 0)) * y
+
+
+class ListAndTuple(torch.nn.Module):
+    def forward(self, x) -> Tuple[torch.Tensor, List[torch.Tensor], int]:
+        y = chain(x)
+        z = torch.cumsum(y, 0)
+        return chain(z), [y, z], x.size(1)
+
+
+class IfAndLoop(torch.nn.Module):
+    def forward(self, x):
+        y = chain(x)
+        if bool(y.sum() > 0):
+            y = y * 2
+        for _ in range(x.size(0)):
+            y = y + 1
+        return chain(y)
+
+
+class InPlaceOnInput(torch.nn.Module):
+    """The engines read `x` before and after the in-place add, in that order."""
+
+    def forward(self, x):
+        before = chain(x)
+        x.add_(1)
+        return chain(x) + before
+
+
+class Item(torch.nn.Module):
+    """`.item()` runs in PyTorch, and so does the multiplication reading its number."""
+
+    def forward(self, x):
+        y = chain(x)
+        return chain(y * y.sum().item())
+
+
+class LongInput(torch.nn.Module):
+    def forward(self, x, i):
+        return chain(x + i) * i
+
+
+class DoubleInput(torch.nn.Module):
+    def forward(self, x):
+        return chain(x) * x
+
+
+class Interleaved(torch.nn.Module):
+    """In graph order engine, torch, engine, torch; the two engine blocks can run first, as one."""
+
+    def forward(self, x):
+        y = chain(x)
+        t = torch.cumsum(x, 0)
+        z = chain(y)
+        return torch.cumsum(z, 1), t
+
+
+class SizeOfPyTorchResult(torch.nn.Module):
+    """The engine gets its own copy of the `size` chain; PyTorch keeps one for the int output."""
+
+    def forward(self, x):
+        y = torch.cumsum(x, 1)
+        return chain(y.view(y.size(0), -1)), y.size(1)
+
+
+def _x(*shape):
+    return torch.randn(*shape)
+
+
+CASES = [  # id, module, inputs, expected segments, settings
+    ("start", Start(), [_x(3, 4)], "TE", {}),
+    ("middle", Middle(), [_x(3, 4)], "ETE", {}),
+    ("end", End(), [_x(3, 4)], "ET", {}),
+    ("five_plus_segments", Many(), [_x(3, 4)], "ETETET", {}),
+    ("value_used_by_both", Shared(), [_x(3, 4)], "ETE", {}),
+    ("list_and_tuple_outputs", ListAndTuple(), [_x(3, 4)], "ETE", {}),
+    ("if_and_loop", IfAndLoop(), [_x(3, 4)], "ETE", {}),
+    ("in_place_on_input", InPlaceOnInput(), [_x(3, 4)], "ETE", {}),
+    ("item_feeds_arithmetic", Item(), [_x(3, 4)], "ETE", {}),
+    ("int64_without_truncation", LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "TET", {}),
+    ("int64_with_truncation", LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
+     {"truncate_long_and_double": True}),
+    ("float64_without_truncation", DoubleInput(), [_x(3, 4).double()], "T", {}),
+    ("float64_with_truncation", DoubleInput(), [_x(3, 4).double()], "E", {"truncate_long_and_double": True}),
+    ("torch_executed_ops", Start(), [_x(3, 4)], "TETE", {"torch_executed_ops": {"aten::add"}, "min_block_size": 2}),
+    ("torch_executed_ops_overload", Start(), [_x(3, 4)], "TETE",
+     {"torch_executed_ops": {"aten::add.Scalar"}, "min_block_size": 2}),
+    ("min_block_size_merges", Start(), [_x(3, 4)], "T", {"torch_executed_ops": {"aten::add"}, "min_block_size": 3}),
+    ("interleaved_blocks_join", Interleaved(), [_x(3, 4)], "ET", {}),
+    ("static_chain_copied", SizeOfPyTorchResult(), [_x(3, 4)], "TE", {"min_block_size": 6}),
+]
+
+
+@pytest.mark.parametrize("name,module,inputs,kinds,settings", CASES, ids=[c[0] for c in CASES])
+def test_partition(name, module, inputs, kinds, settings, check_partition):
+    check_partition(module, inputs, kinds, **settings)
+
+
+def test_middle_op_without_converter_runs_between_two_engines(check_partition):
+    compiled, report = check_partition(Middle(), [_x(5, 6)], "ETE")
+    assert [s.ops for s in report.segments][1] == ["aten::cumsum"]
+    assert report.fallbacks[0][1].code.value == "no converter"
+    graph = str(compiled.graph)
+    assert graph.index("execute_engine") < graph.index("aten::cumsum") < graph.rindex("execute_engine")
+
+
+def test_truncation_casts_around_the_engine(check_partition):
+    compiled, report = check_partition(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
+                                       truncate_long_and_double=True)
+    assert "%i.1 (3, 4):int64" in report.segments[0].inputs
+    assert str(compiled.graph).count("aten::to(") == 1  # int64 -> int32 before; the output is float32
+
+
+def test_int64_without_truncation_says_why():
+    report = torch_trt.explain(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], target="reference")
+    assert any("truncate_long_and_double=True" in str(reason) for _, reason in report.fallbacks)
+
+
+def test_dynamic_shapes_give_each_engine_a_profile():
+    spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4))
+    report = torch_trt.explain(Middle(), [spec], target="reference")
+    assert report.kinds == ["engine", "torch", "engine"]
+    assert report.segments[2].inputs[0].endswith(" (1..8, 4):float32")
+    compiled = torch_trt.compile(Middle(), [spec], target="reference")
+    for rows in (1, 5, 8):
+        x = _x(rows, 4)
+        torch.testing.assert_close(compiled(x), Middle()(x))
+
+
+class DynamicView(torch.nn.Module):
+    def forward(self, x):
+        y = torch.cumsum(x, 0)
+        return chain(y).view(y.size(0), -1)
+
+
+def test_size_of_a_dynamic_dim_stays_in_pytorch():
+    spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4))
+    compiled = torch_trt.compile(DynamicView(), [spec], target="reference")
+    report = torch_trt.explain(DynamicView(), [spec], target="reference")
+    assert report.kinds == ["torch", "engine", "torch"]
+    assert report.segments[2].ops == ["aten::view"]
+    x = _x(6, 4)
+    torch.testing.assert_close(compiled(x), DynamicView()(x))
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        return chain(torch.nonzero(x > 0).float()), chain(x)
+
+
+def test_data_dependent_shapes_stay_in_pytorch(check_partition):
+    _, report = check_partition(DataDependent(), [_x(3, 4)], "ET")
+    assert any(reason.code.value == "unsupported shape" for _, reason in report.fallbacks)
+    compiled = torch_trt.compile(DataDependent(), [_x(3, 4)], target="reference")
+    for _ in range(3):  # any number of nonzero elements
+        x = _x(3, 4)
+        for got, want in zip(compiled(x), DataDependent()(x)):
+            torch.testing.assert_close(got, want)

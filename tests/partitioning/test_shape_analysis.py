@@ -1,0 +1,60 @@
+"""Shape analysis: min/opt/max shapes and dtypes of every tensor, data-dependent shapes, invalid random data."""
+
+import pytest
+import torch
+
+from torch_trt import Input
+from torch_trt.errors import TorchTRTError
+from torch_trt.partitioning.shape_analysis import analyze
+
+
+def _analyze(body, specs, inputs="%x : Tensor", examples=None):
+    graph = torch._C.parse_ir(f"graph({inputs}):\n  %none : NoneType = prim::Constant()\n"
+                              f"  %zero : int = prim::Constant[value=0]()\n{body}")
+    infos = analyze(graph, specs, "cpu", examples)
+    return {value.node().kind(): info for value, info in infos.items()}  # parse_ir drops value names
+
+
+def test_dynamic_input_gives_min_opt_max_and_dtype():
+    infos = _analyze("""
+  %y : Tensor = aten::cumsum(%x, %zero, %none)
+  %n : int = aten::size(%y, %zero)
+  %d : int = aten::dim(%y)
+  return (%y, %n, %d)""", [Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4), dtype=torch.int32)])
+    y = infos["aten::cumsum"]
+    assert (y.min_shape, y.opt_shape, y.max_shape, y.dtype) == ((1, 4), (3, 4), (8, 4), torch.int64)
+    assert y.spec(torch.int32) == Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4), dtype=torch.int32)
+    assert y.describe() == "(1..8, 4):int64" and not y.problem
+    assert not infos["aten::size"].constant and infos["aten::dim"].constant  # a dynamic dim's size is not a build-time value
+
+
+def test_data_dependent_shape_is_a_problem():
+    infos = _analyze("""
+  %p : Tensor = aten::gt(%x, %zero)
+  %i : Tensor = aten::nonzero(%p)
+  return (%i)""", [Input((6, 5))])
+    assert "data-dependent" in infos["aten::nonzero"].problem
+
+
+def test_random_data_the_model_rejects_falls_back_to_ones():
+    infos = _analyze("""
+  %q : Tensor = aten::floor_divide(%x, %b)
+  return (%q)""", [Input((40,), dtype=torch.int32)] * 2, inputs="%x : Tensor, %b : Tensor")
+    assert infos["aten::floor_divide"].opt_shape == (40,)
+
+
+def test_given_examples_run_first():
+    examples = [torch.arange(1, 6, dtype=torch.int32)]
+    infos = _analyze("""
+  %s : Tensor = aten::sum(%x, %none)
+  %n : int = aten::Int(%s)
+  return (%n)""", [Input((5,), dtype=torch.int32)], examples=examples)
+    assert infos["aten::Int"].values[0] == 15
+
+
+def test_a_model_no_data_suits_names_the_run():
+    with pytest.raises(TorchTRTError, match="opt-shape example inputs"):
+        _analyze("""
+  %shape : int[] = prim::Constant[value=[7]]()
+  %y : Tensor = aten::view(%x, %shape)
+  return (%y)""", [Input((3,))])

@@ -1,0 +1,109 @@
+"""Dynamic dims -> Input ranges, and inputs of other sizes to check that a trace does not depend on them.
+
+A dim that dynamo made symbolic (dynamic=True, mark_dynamic, automatic dynamic) gets
+- min: the symbol's lower bound; 1 instead of dynamo's own 0/1-specialization bound (2) when the
+  graph traces the same at size 1 (`min_one`), so the graph dynamo specializes for size 1 can
+  reuse the engine (engine_cache.py);
+- opt: its size in this call;
+- max: the symbol's upper bound capped by `dynamic_shape_max`, or when that is unset by
+  max(2 * opt, DEFAULT_MAX_FLOOR).
+A call with a dim outside its range rebuilds the engine with the range widened to include it.
+"""
+
+import sympy
+import torch
+
+from .._input import Input
+from .graph_signature import SIZE
+
+DEFAULT_MAX_FLOOR = 64
+
+
+def input_specs(signature, tensors, settings, static=False, previous=None, min_one=True):
+    """One Input per user tensor; `static` pins every dim, `previous` specs are widened to include this call."""
+    specs = []
+    for k, tensor in enumerate(tensors):
+        lows, highs = [], []
+        for d, size in enumerate(tensor.shape):
+            expr = signature.input_dims[k][d]
+            if expr is None or static:
+                low, high = size, size
+            else:
+                low, high = _range(signature.shape_env, expr, size, settings, min_one)
+            if previous is not None:
+                low, high = min(low, previous[k].min_shape[d]), max(high, previous[k].max_shape[d])
+            lows.append(low)
+            highs.append(high)
+        specs.append(Input(min_shape=lows, opt_shape=tuple(tensor.shape), max_shape=highs, dtype=tensor.dtype))
+    return specs
+
+
+def _range(shape_env, expr, size, settings, min_one):
+    lower, upper = None, None
+    if shape_env is not None:
+        bounds = shape_env.bound_sympy(expr)
+        lower, upper = _finite(bounds.lower), _finite(bounds.upper)
+    if lower is not None and lower > 2:
+        low = lower
+    else:
+        low = 1 if min_one else 2
+    cap = settings.dynamic_shape_max or max(2 * size, DEFAULT_MAX_FLOOR)
+    high = cap if upper is None else min(upper, cap)
+    return min(low, size), max(high, size)
+
+
+def _finite(bound):
+    """An int for a finite sympy bound, None for an infinite or huge one."""
+    if not isinstance(bound, (int, sympy.Integer)) or not -(2 ** 62) < int(bound) < 2 ** 62:
+        return None
+    return int(bound)
+
+
+def alternate_args(signature, args, specs):
+    """The graph's arguments with every dynamic dim at another size that passes dynamo's guards, or None.
+
+    Values of the resized tensors repeat along the grown dims, so indices and masks stay valid.
+    """
+    tensors = [args[p] for p in signature.input_positions]
+    for change in _CHANGES:
+        values = {symbol: change(tensors[k].shape[d]) for symbol, (k, d) in signature.symbols.items()}
+        if not all(max(specs[k].min_shape[d], 2) <= values[symbol] <= specs[k].max_shape[d]
+                   for symbol, (k, d) in signature.symbols.items()):
+            continue
+        other = resized_args(signature, args, values)
+        if other is not None and _guards_pass(signature, other):
+            return other
+    return None
+
+
+_CHANGES = (lambda n: n + 1, lambda n: n + 2, lambda n: n - 1, lambda n: 2 * n, lambda n: n + 4, lambda n: n + 8)
+
+
+def resized_args(signature, args, values):
+    """The graph's arguments with the dims of each symbol set to `values[symbol]`, or None if that is impossible."""
+    other = list(args)
+    for k, position in enumerate(signature.input_positions):
+        tensor = args[position]
+        for d, expr in enumerate(signature.input_dims[k]):
+            if expr is None:
+                continue
+            if not expr.free_symbols <= values.keys():
+                return None
+            new_size = int(expr.xreplace(values))
+            if new_size < 1:
+                return None
+            tensor = tensor.index_select(d, torch.arange(new_size, device=tensor.device) % tensor.shape[d])
+        other[position] = tensor
+    for position, (kind, ref) in enumerate(signature.args):
+        if kind == SIZE:
+            other[position] = other[signature.input_positions[ref[0]]].shape[ref[1]]
+    return other
+
+
+def _guards_pass(signature, args):
+    if signature.shape_env is None or any(f is None for f in signature.fakes):
+        return True
+    try:
+        return signature.shape_env.evaluate_guards_for_args(signature.fakes, args)
+    except Exception:  # a guard dynamo cannot evaluate outside its own frame: do not trust the other sizes
+        return False

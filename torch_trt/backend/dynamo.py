@@ -1,0 +1,200 @@
+"""torch.compile(model, backend="tensorrt"): the dynamo front door.
+
+Registered through the `torch_dynamo_backends` entry point as `tensorrt` and `torch_trt`, so no
+import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={...})`:
+
+    signature_of(gm, ...)        which placeholders are user tensors, baked values or sizes
+    trace_frozen(gm, ...)        FX -> frozen TorchScript of the user tensors, weights as constants
+    input_specs(...)             dynamic dims -> Input(min, opt, max)
+    engine_cache.lookup / compile_frozen    an equal graph's engines, else the shared pipeline
+
+The returned CompiledGraph runs the compiled module on each call's user tensors and rebuilds
+when a baked value changed or a dynamic dim left its range. A graph that cannot be compiled
+runs in PyTorch with a warning, unless pass_through_build_failures=True, which raises.
+"""
+
+import logging
+
+import torch
+
+from .._settings import CompileSettings
+from ..errors import TorchTRTError
+from . import engine_cache
+from .dynamic_shapes import alternate_args, input_specs, resized_args
+from .fx_to_script import canonical_text, trace_frozen, without_runtime_asserts
+from .graph_signature import UnsupportedGraph, signature_of
+from .pipeline import compile_frozen
+
+logger = logging.getLogger(__name__)
+
+MAX_SHAPES = 16  # engines one graph may build when it needs one per input shape
+
+
+def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
+    """The dynamo backend: returns a callable with the graph's signature that runs TensorRT engines."""
+    settings = CompileSettings.from_options({**(options or {}), **kwargs})
+    if mode not in (None, "default"):
+        logger.info("torch_trt ignores torch.compile(mode=%r)", mode)
+    if settings.debug:
+        logger.info("FX graph from dynamo:\n%s", gm.print_readable(print_output=False))
+    try:
+        compiled = CompiledGraph(gm, signature_of(gm, example_inputs), settings)
+        compiled.build([_concrete(value) for value in example_inputs])
+    except Exception as error:
+        if settings.pass_through_build_failures:
+            raise
+        logger.warning("torch_trt could not compile a graph of %d nodes; it runs in PyTorch. Reason: %s",
+                       len(gm.graph.nodes), _reason(error))
+        return gm.forward
+    return compiled if compiled.variants else gm.forward
+
+
+tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
+
+
+class CompiledGraph:
+    """What dynamo calls: the compiled module on the user tensors, rebuilt when its assumptions break.
+
+    variants: (ranges, module, specs) tuples; the first whose ranges, (argument position, dim,
+    min, max) of each dynamic dim, accept a call runs it. One variant normally; one per shape
+    when the graph traces differently at other sizes (`per_shape`, every dynamic dim pinned).
+    baked: (position, tensor, version, value) of each baked argument as it was at the build.
+    """
+
+    def __init__(self, gm, signature, settings):
+        self.gm, self.signature, self.settings = gm, signature, settings
+        self.traceable = without_runtime_asserts(gm)
+        self.variants, self.baked = [], []
+        self.per_shape = self.rebuild_failed = False
+
+    def __call__(self, *args):
+        if self.variants and self._baked_changed(args):
+            logger.warning("a weight or baked value of a compiled graph changed since its engine was built; rebuilding")
+            self.variants = []
+        for ranges, module, _ in self.variants:
+            if all(low <= args[p].shape[d] <= high for p, d, low, high in ranges):
+                return self.signature.pack(module(*[args[p] for p in self.signature.input_positions]), args)
+        if self._rebuild(args):
+            return self(*args)
+        return self.gm(*args)
+
+    def build(self, args):
+        """Trace, check and compile the graph for these argument values; True when an engine came out."""
+        signature, settings = self.signature, self.settings
+        tensors = [args[p] for p in signature.input_positions]
+        if not tensors:
+            raise UnsupportedGraph("the graph has no tensor inputs")
+        if self.per_shape and len(self.variants) >= MAX_SHAPES:
+            raise UnsupportedGraph(f"the graph already has engines for {MAX_SHAPES} input shapes")
+        device = settings.resolved_device(tensors[0].device)
+        if any(t.device.type != device.type for t in tensors):
+            raise UnsupportedGraph(f"inputs on {sorted({str(t.device) for t in tensors})} but engines run on {device}")
+        previous = self.variants[-1][2] if self.variants and not self.per_shape else None
+        specs = input_specs(signature, tensors, settings, static=self.per_shape, previous=previous)
+        frozen = trace_frozen(self.traceable, signature, args, static_sizes=self.per_shape)
+        dynamic = signature.is_dynamic and not self.per_shape
+        if dynamic and not self._same_trace(frozen, resized_args(signature, args, dict.fromkeys(signature.symbols, 1))):
+            specs = input_specs(signature, tensors, settings, previous=previous, min_one=False)
+            if not self._same_trace(frozen, alternate_args(signature, args, specs)):
+                logger.warning("a graph traces differently at other input sizes; torch_trt builds one engine per shape")
+                return self._build_per_shape(args)
+        try:
+            hit = self._compile(frozen, specs, device)
+        except TorchTRTError as error:
+            if not dynamic:
+                raise
+            logger.warning("torch_trt could not build a dynamic-shape engine, so it builds one engine per input "
+                           "shape. Reason: %s", _reason(error))
+            return self._build_per_shape(args)
+        if hit is None:
+            logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
+            return False
+        variant = (self._ranges(hit[0]), hit[1], hit[0])
+        self.variants = self.variants + [variant] if self.per_shape else [variant]
+        self.baked = [_snapshot(p, args[p]) for p in signature.baked_positions]
+        return True
+
+    def _compile(self, frozen, specs, device):
+        """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing."""
+        key = engine_cache.cache_key(frozen.graph, self.settings, device)
+        hit = engine_cache.lookup(key, specs)
+        if hit is None:
+            if self.settings.debug:
+                logger.info("TorchScript graph traced from the FX graph:\n%s", frozen.graph)
+            module = compile_frozen(frozen, specs, self.settings, device)
+            if "torch_trt::execute_engine" not in str(module.graph):
+                return None
+            hit = (specs, module)
+            engine_cache.store(key, *hit)
+        return hit
+
+    def _build_per_shape(self, args):
+        self.per_shape, self.variants = True, []
+        return self.build(args)
+
+    def _rebuild(self, args):
+        if self.rebuild_failed:
+            return False
+        try:
+            if self.build(args):
+                return True
+        except Exception as error:
+            if self.settings.pass_through_build_failures:
+                raise
+            logger.warning("torch_trt could not rebuild a graph for new inputs; such calls run in PyTorch. "
+                           "Reason: %s", _reason(error))
+        self.rebuild_failed = True
+        return False
+
+    def _same_trace(self, frozen, other_args):
+        """Whether tracing with `other_args` (other sizes of the dynamic dims) gives the same graph."""
+        if other_args is None:
+            return False
+        try:
+            other = trace_frozen(self.traceable, self.signature, other_args)
+        except UnsupportedGraph:
+            return False
+        return canonical_text(frozen.graph) == canonical_text(other.graph)
+
+    def _ranges(self, specs):
+        positions = self.signature.input_positions
+        return [(positions[k], d, spec.min_shape[d], spec.max_shape[d]) for k, spec in enumerate(specs)
+                for d, expr in enumerate(self.signature.input_dims[k]) if expr is not None]
+
+    def _baked_changed(self, args):
+        for position, tensor, version, value in self.baked:
+            arg = args[position]
+            if arg is tensor and (version is None or arg._version == version):
+                continue
+            if value is None or _scalar(arg) != value:
+                return True
+        return False
+
+
+def _snapshot(position, value):
+    """(position, tensor, version, value): tensors are checked by identity and version, numbers by value."""
+    if not isinstance(value, torch.Tensor):
+        return position, None, None, value
+    try:
+        version = value._version
+    except RuntimeError:  # inference tensors have no version counter
+        version = None
+    number = value.item() if value.dim() == 0 and value.device.type == "cpu" else None
+    return position, value, version, number
+
+
+def _scalar(value):
+    if isinstance(value, torch.Tensor):
+        return value.item() if value.dim() == 0 and value.device.type == "cpu" else None
+    return value
+
+
+def _concrete(value):
+    """The number behind a backed SymInt example input (what dynamo will pass at run time)."""
+    if isinstance(value, torch.SymInt) and value.node.hint is not None:
+        return value.node.hint
+    return value
+
+
+def _reason(error):
+    return str(error) if isinstance(error, UnsupportedGraph) else f"{type(error).__name__}: {error}"

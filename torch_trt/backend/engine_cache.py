@@ -1,0 +1,46 @@
+"""Compiled modules of this process, reused when the same graph with the same weights and settings comes again.
+
+The key hashes the frozen graph's canonical text, its weights, the settings that shape an
+engine and the device. Under one key sit the modules built for different input ranges; a
+lookup returns one whose ranges contain the requested ones, so a graph that dynamo
+specialized to a static shape reuses the engine of its dynamic twin when their traces match.
+`clear()` empties it (torch._dynamo.reset() calls it through the backend's `reset`).
+"""
+
+import hashlib
+
+from .fx_to_script import canonical_text, constants_digest
+
+_NOT_IN_KEY = {"debug", "pass_through_build_failures", "dynamic_shape_max"}
+_entries = {}  # key -> list of (input specs, compiled ScriptModule)
+
+
+def cache_key(graph, settings, device):
+    """The key of a frozen graph compiled with `settings` on `device`."""
+    options = {name: sorted(map(str, value)) if isinstance(value, set) else value
+               for name, value in vars(settings).items() if name not in _NOT_IN_KEY}
+    text = f"{canonical_text(graph)}\nweights: {constants_digest(graph)}\n{sorted(options.items())}\n{device}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def lookup(key, specs):
+    """(specs, module) of an entry whose ranges contain `specs`, or None."""
+    for entry_specs, module in _entries.get(key, []):
+        if len(entry_specs) == len(specs) and all(_contains(e, s) for e, s in zip(entry_specs, specs)):
+            return entry_specs, module
+    return None
+
+
+def store(key, specs, module):
+    _entries.setdefault(key, []).append((specs, module))
+
+
+def clear():
+    """Forget every compiled module."""
+    _entries.clear()
+
+
+def _contains(outer, inner):
+    return outer.dtype == inner.dtype and len(outer.min_shape) == len(inner.min_shape) and all(
+        lo <= i_lo and i_hi <= hi for lo, hi, i_lo, i_hi in
+        zip(outer.min_shape, outer.max_shape, inner.min_shape, inner.max_shape))

@@ -1,0 +1,128 @@
+"""FX GraphModule -> frozen TorchScript module of the user inputs, with the baked values as constants.
+
+`trace_frozen(gm, signature, args)` wraps the graph in a module that holds the baked values as
+buffers and reads sizes from its inputs, traces it with torch.jit.trace on copies of the real inputs
+(aten-level TorchScript; dynamo's graph only calls torch functions on tensors and SymInts, so the
+trace records the sizes it uses), refuses graphs that an engine would run wrongly (training-mode
+ops, writes into inputs or weights), and freezes it so the buffers become graph constants.
+`canonical_text(graph)` is the graph without names, shapes and source locations, for comparisons.
+"""
+
+import copy
+import hashlib
+import re
+import warnings
+
+import torch
+
+from .graph_signature import BAKED, INPUT, SIZE, UnsupportedGraph
+from .torchscript import quiet_torchscript
+
+_TRAINING_ARGS = {"aten::dropout": 2, "aten::feature_dropout": 2, "aten::alpha_dropout": 2,
+                  "aten::feature_alpha_dropout": 2, "aten::batch_norm": 5}
+
+
+_RUNTIME_ASSERTS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_constrain_range_for_size.default,
+                    torch.ops.aten.sym_constrain_range.default, torch.ops.aten._assert_async.msg}
+
+
+def without_runtime_asserts(gm):
+    """A copy of the graph without dynamo's runtime checks on SymInts, which a trace cannot record."""
+    graph = copy.deepcopy(gm.graph)
+    for node in reversed(list(graph.nodes)):
+        unused_number = not node.users and isinstance(node.meta.get("example_value"), (torch.SymBool, torch.SymInt))
+        if node.op == "call_function" and (node.target in _RUNTIME_ASSERTS or unused_number):
+            graph.erase_node(node)
+    return torch.fx.GraphModule(gm, graph)
+
+
+class _BakedGraph(torch.nn.Module):
+    """The dynamo graph as a function of the user tensors: baked values are buffers, sizes are read from inputs."""
+
+    def __init__(self, gm, signature, args, static_sizes):
+        super().__init__()
+        self.gm, self.signature = gm, signature
+        self.scalars = {}  # position -> a Python value the trace records as a constant
+        for position, (kind, ref) in enumerate(signature.args):
+            value = args[position]
+            if kind == SIZE and static_sizes:
+                self.scalars[position] = int(args[signature.input_positions[ref[0]]].shape[ref[1]])
+            elif kind == BAKED and isinstance(value, torch.Tensor):
+                self.register_buffer(f"baked_{position}", value.detach())
+            elif kind == BAKED:
+                self.scalars[position] = value
+
+    def forward(self, *inputs):
+        args = []
+        for position, (kind, ref) in enumerate(self.signature.args):
+            if kind == INPUT:
+                args.append(inputs[ref])
+            elif position in self.scalars:
+                args.append(self.scalars[position])
+            elif kind == SIZE:
+                args.append(inputs[ref[0]].size(ref[1]))
+            else:
+                args.append(getattr(self, f"baked_{position}"))
+        result = self.gm.forward(*args)  # not gm(...), which prints the generated code of a failing line
+        flat = result if self.signature.output_type else (result,)
+        return tuple(flat[i] for i in self.signature.tensor_outputs)
+
+
+def trace_frozen(gm, signature, args, static_sizes=False):
+    """A frozen ScriptModule of the user tensors of `args`, returning the tensor results; sizes pinned if asked.
+
+    The trace runs the graph once, on copies of the inputs and buffers, so a graph that writes
+    into them is refused without side effects (a write into a parameter is seen only afterwards).
+    """
+    args, copied = list(args), []
+    for position in signature.input_positions + signature.baked_positions:
+        if isinstance(args[position], torch.Tensor) and not isinstance(args[position], torch.nn.Parameter):
+            args[position] = args[position].detach().clone()
+            copied.append(position)
+    parameters = [(p, args[p]._version) for p in signature.baked_positions if isinstance(args[p], torch.nn.Parameter)]
+    inputs = tuple(args[p] for p in signature.input_positions)
+    wrapper = _BakedGraph(gm, signature, args, static_sizes).eval()
+    with quiet_torchscript(), warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        try:
+            traced = torch.jit.trace(wrapper, inputs, check_trace=False)
+        except Exception as error:  # the graph does something TorchScript cannot record
+            raise UnsupportedGraph(f"torch.jit.trace failed: {type(error).__name__}: {error}") from error
+        _check_inference_only(traced.inlined_graph)
+        if any(args[p]._version for p in copied) or any(args[p]._version != v for p, v in parameters):
+            raise UnsupportedGraph("the graph writes into an input, buffer or parameter, which an engine cannot do")
+        return torch.jit.freeze(traced)
+
+
+def _check_inference_only(graph):
+    """Refuse graphs with training-mode ops, whose engine would differ from PyTorch."""
+    for node in graph.nodes():
+        if node.kind() in _TRAINING_ARGS and node.inputsAt(_TRAINING_ARGS[node.kind()]).toIValue() is not False:
+            raise UnsupportedGraph(f"{node.kind()} runs in training mode; call model.eval() before compiling")
+
+
+def canonical_text(graph):
+    """The graph's text without value names, shapes, class-name mangling or source locations, plus constant shapes."""
+    graph = graph.copy()
+    torch._C._jit_pass_erase_shape_information(graph)
+    graph = torch._C._jit_pass_canonicalize(graph, False)
+    text = re.sub(r"___torch_mangle_\d+\.", "", graph.str(False))
+    shapes = [(tuple(t.shape), t.dtype) for t in tensor_constants(graph)]
+    return f"{text}\nconstants: {shapes}"
+
+
+def tensor_constants(graph):
+    """The tensor values of the graph's constants, in node order."""
+    return [n.t("value") for n in graph.findAllNodes("prim::Constant")
+            if n.output().type().kind() == "TensorType" and n.hasAttribute("value")]
+
+
+def constants_digest(graph):
+    """A hash of every tensor constant's dtype, shape and bytes (the weights)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for tensor in tensor_constants(graph):
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+        if tensor.numel():
+            digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()

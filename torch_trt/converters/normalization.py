@@ -1,0 +1,71 @@
+"""Normalization converters: batch_norm (inference) as a per-channel scale layer; layer_norm and group_norm as
+one normalization layer.
+
+Scale and bias follow the input's dtype (networks are strongly typed); batch_norm folds its statistics
+into scale and shift in float64 before the cast.
+"""
+
+import torch
+
+from ..conversion.registry import converter
+from ._helpers import axes_mask, cast, dtype_of, reshape
+from .conv import constant_weights, host_weights
+
+
+def _affine(ctx, arg, fill, shape, dtype, rank):
+    """A weight/bias argument (`fill` when None) as an ITensor of `dtype` shaped [1, ..., 1, *shape] (rank dims)."""
+    full_shape = [1] * (rank - len(shape)) + list(shape)
+    if arg.is_itensor():
+        return reshape(ctx, cast(ctx, arg.itensor(), dtype), full_shape)
+    value = torch.full(shape, fill) if arg.is_none() else arg.to_tensor()
+    return ctx.constant(value.to(dtype).reshape(full_shape))
+
+
+def _inference(node, settings):
+    """Batch statistics (training, or no running stats) are not foldable: such batch_norms run in PyTorch."""
+    return node.namedInput("training").toIValue() is False
+
+
+@converter("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+           "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", supports=_inference)
+def batch_norm(ctx, node, args):
+    """Inference batch norm (see _inference): x * scale + shift per channel (dim 1), statistics folded here."""
+    x = args["input"].itensor()
+    dtype, rank = dtype_of(ctx, x), len(x.shape)
+    mean, var = (constant_weights(args[name]).double() for name in ("running_mean", "running_var"))
+    weight, bias = (args[name].optional(constant_weights) for name in ("weight", "bias"))
+    scale = (var + args["eps"].to_float()).rsqrt() * (1.0 if weight is None else weight.double())
+    shift = (0.0 if bias is None else bias.double()) - mean * scale
+    view = x if rank >= 4 else reshape(ctx, x, (0,) * rank + (1,) * (4 - rank))  # the scale layer needs rank >= 4
+    layer = ctx.net.add_scale_nd(view, ctx.trt.ScaleMode.CHANNEL, host_weights(ctx, shift, dtype),
+                                 host_weights(ctx, scale, dtype), None, 1)
+    y = layer.get_output(0)
+    return ctx.set_output(node, [y if rank >= 4 else reshape(ctx, y, (0,) * rank)])
+
+
+@converter("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+           "float eps=1e-05, bool cudnn_enable=True) -> Tensor")
+def layer_norm(ctx, node, args):
+    """LayerNorm over the trailing normalized_shape dims."""
+    x = args["input"].itensor()
+    dtype, rank, shape = dtype_of(ctx, x), len(x.shape), args["normalized_shape"].to_int_list()
+    scale = _affine(ctx, args["weight"], 1.0, shape, dtype, rank)
+    bias = _affine(ctx, args["bias"], 0.0, shape, dtype, rank)
+    layer = ctx.net.add_normalization(x, scale, bias, axes_mask(range(rank - len(shape), rank), rank))
+    layer.epsilon = args["eps"].to_float()
+    return ctx.set_output(node, layer)
+
+
+@converter("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+           "float eps=1e-05, bool cudnn_enabled=True) -> Tensor")
+def group_norm(ctx, node, args):
+    """GroupNorm of [N, C, *] (rank >= 3); v2 of the layer takes PyTorch's per-channel scale and bias."""
+    x = args["input"].itensor()
+    dtype, rank = dtype_of(ctx, x), len(x.shape)
+    shape = [x.shape[1]] + [1] * (rank - 2)
+    scale = _affine(ctx, args["weight"], 1.0, shape, dtype, rank)
+    bias = _affine(ctx, args["bias"], 0.0, shape, dtype, rank)
+    groups = args["num_groups"].to_int()  # one group normalizes over C too: TensorRT's num_groups 1 is per channel
+    layer = ctx.net.add_normalization_v2(x, scale, bias, axes_mask(range(1 if groups == 1 else 2, rank), rank))
+    layer.epsilon, layer.num_groups = args["eps"].to_float(), groups
+    return ctx.set_output(node, layer)

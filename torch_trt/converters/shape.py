@@ -1,0 +1,95 @@
+"""Shape converters: view/reshape/flatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
+
+Reshapes go through `_helpers.reshape_to`, which keeps one dynamic dim (or dynamic leading dims) working
+with TensorRT's -1 (infer) and 0 (copy); transposes are the shuffle's `first_transpose`.
+"""
+
+import math
+
+from ..conversion.registry import converter
+from ._helpers import normalize_dim, rank, reshape_to, unsqueeze as unsqueeze_tensor
+
+
+def _permute(ctx, node, x, order):
+    layer = ctx.net.add_shuffle(x)
+    layer.first_transpose = tuple(order)
+    return ctx.set_output(node, layer)
+
+
+@converter("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+@converter("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+def reshape(ctx, node, args):
+    """Reshape to the given sizes; PyTorch's -1 is TensorRT's -1, a 0 is a zero-length dim."""
+    return ctx.set_output(node, [reshape_to(ctx, args[0].itensor(), args[1].to_int_list())])
+
+
+@converter("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
+def flatten(ctx, node, args):
+    """Merge dims start_dim..end_dim into one (a 0-D tensor becomes 1-D)."""
+    x = args[0].itensor()
+    shape = list(x.shape)
+    start, end = (normalize_dim(args[name].to_int(), max(rank(x), 1)) for name in ("start_dim", "end_dim"))
+    if start > end:
+        raise ValueError(f"flatten start_dim {start} is after end_dim {end}")
+    merged = shape[start:end + 1]
+    merged = -1 if -1 in merged else math.prod(merged)
+    return ctx.set_output(node, [reshape_to(ctx, x, shape[:start] + [merged] + shape[end + 1:], copied=start)])
+
+
+@converter("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
+def permute(ctx, node, args):
+    """Reorder the dims (negative dims allowed)."""
+    x = args[0].itensor()
+    return _permute(ctx, node, x, [normalize_dim(d, rank(x)) for d in args["dims"].to_int_list()])
+
+
+@converter("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+def transpose(ctx, node, args):
+    """Swap two dims."""
+    x = args[0].itensor()
+    order = list(range(rank(x)))
+    a, b = (normalize_dim(args[name].to_int(), rank(x)) for name in ("dim0", "dim1"))
+    order[a], order[b] = order[b], order[a]
+    return _permute(ctx, node, x, order)
+
+
+@converter("aten::t(Tensor(a) self) -> Tensor(a)")
+def t(ctx, node, args):
+    """Transpose a 2-D tensor; 0-D and 1-D tensors pass unchanged."""
+    x = args[0].itensor()
+    if rank(x) > 2:
+        raise ValueError(f"t expects a tensor of at most 2 dims, got {rank(x)}")
+    return _permute(ctx, node, x, reversed(range(rank(x))))
+
+
+@converter("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
+def unsqueeze(ctx, node, args):
+    """Insert a size-1 dim at `dim`."""
+    return ctx.set_output(node, [unsqueeze_tensor(ctx, args[0].itensor(), args["dim"].to_int())])
+
+
+def _squeeze(ctx, node, x, dims):
+    """Drop those of `dims` whose size is 1 (others stay, as in PyTorch); dims of dynamic size are refused."""
+    shape = list(x.shape)
+    dims = [d for d in dims if d < len(shape)]  # dim 0 or -1 of a 0-D tensor names no dim
+    dynamic = [d for d in dims if shape[d] == -1]
+    if dynamic:
+        raise NotImplementedError(f"squeeze of dim(s) {dynamic} of dynamic size in {tuple(shape)}")
+    dropped = [d for d in dims if shape[d] == 1]
+    kept = [n for d, n in enumerate(shape) if d not in dropped]
+    return ctx.set_output(node, [reshape_to(ctx, x, kept, copied=min(dropped, default=len(shape)))])
+
+
+@converter("aten::squeeze(Tensor(a) self) -> Tensor(a)")
+def squeeze(ctx, node, args):
+    """Drop every static size-1 dim; a dynamic dim stays even when it is 1 at run time (as in ISqueezeLayer)."""
+    x = args[0].itensor()
+    return _squeeze(ctx, node, x, [d for d, n in enumerate(x.shape) if n == 1])
+
+
+@converter("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
+@converter("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
+def squeeze_dims(ctx, node, args):
+    """Drop the named dims where their size is 1."""
+    x = args[0].itensor()
+    return _squeeze(ctx, node, x, [normalize_dim(d, max(rank(x), 1)) for d in args["dim"].to_int_list()])

@@ -1,0 +1,88 @@
+"""Make a Plan real in the graph: engines get their own static values, and segments become contiguous.
+
+Stitching replaces an engine segment by one call placed after its last node, so no node outside
+the segment may sit between its first and last node. `materialize` (1) gives each engine
+segment its own copy of each static value its nodes read: a plain value (int, list of ints,
+...) becomes a constant holding what shape analysis saw (statics are the same in every run),
+and a list or tuple of tensors is rebuilt inside the segment, so only tensors cross the
+boundary and PyTorch keeps its own copy where it needs one; (2) drops glue nothing reads any
+more; (3) moves the nodes into the plan's order: constants first, then each segment's nodes,
+each remaining glue node just before its first reader or before a barrier it preceded.
+"""
+
+from .segment import SegmentKind, used_values
+
+
+def materialize(graph, plan, infos):
+    """Rewrite `graph` so that each segment of `plan` is a contiguous run of nodes in execution order."""
+    for segment in plan.segments:
+        if segment.kind == SegmentKind.ENGINE:
+            _copy_statics(graph, segment, plan.statics, infos)
+    plan.glue = _drop_unused(plan.glue)
+    _reorder(graph, plan)
+
+
+def _copy_statics(graph, segment, statics, infos):
+    """Replace the segment's reads of static values by constants, or by copies of list/tuple nodes."""
+    copies, nodes = {}, []
+
+    def copy(value, before):
+        if value not in copies and value in infos:  # a plain value: its build-time constant
+            with graph.insert_point_guard(before):
+                copies[value] = graph.insertConstant(infos[value].values[0])
+        elif value not in copies:  # packs tensors: rebuilt inside the segment
+            source = value.node()
+            clone = graph.createClone(source, lambda v: copy(v, before) if v.node() in statics else v)
+            clone.insertBefore(before)
+            nodes.append(clone)
+            copies.update(zip(source.outputs(), clone.outputs()))
+        return copies[value]
+
+    for node in segment.nodes:
+        for value in list(node.inputs()):
+            if value.node() in statics:
+                node.replaceInputWith(value, copy(value, node))
+        nodes.append(node)
+    segment.nodes = nodes
+
+
+def _drop_unused(glue):
+    """Destroy glue whose readers all use engine copies now; return the glue still read, in graph order."""
+    kept = []
+    for node in reversed(glue):
+        if any(value.uses() for value in node.outputs()):
+            kept.append(node)
+        else:
+            node.destroy()
+    return kept[::-1]
+
+
+def _reorder(graph, plan):
+    """Move every node of the top block into the plan's order (see the module docstring)."""
+    nodes = list(graph.nodes())
+    position = {node: index for index, node in enumerate(nodes)}
+    constants = [node for node in nodes if node.kind() == "prim::Constant"]
+    movable = [node for node in nodes if node.kind() != "prim::Constant"]
+    for constant in constants:
+        if movable:
+            constant.moveBefore(movable[0])
+    end = graph.return_node()
+    glue, emitted = set(plan.glue), set()
+
+    def emit(node):
+        for value in used_values(node):
+            if value.node() in glue and value.node() not in emitted:
+                emit(value.node())
+        node.moveBefore(end)
+        emitted.add(node)
+
+    for segment in plan.segments:
+        for node in segment.nodes:
+            if node in plan.barriers and segment.kind == SegmentKind.TORCH:
+                for earlier in plan.glue:  # glue read before a write or a side effect still runs before it
+                    if position[earlier] < position[node] and earlier not in emitted:
+                        emit(earlier)
+            emit(node)
+    for node in plan.glue:  # what only the graph's outputs read, in graph order
+        if node not in emitted:
+            emit(node)

@@ -1,0 +1,205 @@
+"""Segmenter: decide where each node of the top block runs and group the nodes into segments.
+
+Nodes fall in three groups. Constants are copied into each engine that reads them. Glue nodes
+are evaluator nodes with only non-tensor outputs (sizes, int arithmetic, lists, tuples): they
+run in PyTorch where PyTorch reads them, and each engine segment gets private copies of the
+"static" chains it reads (materialize.py), so they neither split segments nor cross a
+boundary. Every other node is placed: ENGINE, or TORCH with a Reason.
+
+Placed nodes are list-scheduled in a topological order that keeps one kind going while it can,
+and segments are the runs of that order; being contiguous runs of a topological order, they
+cannot form a cycle. Nodes that write memory, have side effects or sub-blocks, or draw random
+numbers are barriers no node is moved across. Engine runs with fewer than min_block_size
+converted ops, and engine nodes whose non-tensor outputs leave their run, go to PyTorch and the
+schedule is redone until nothing changes (each round only moves nodes to PyTorch).
+"""
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass
+
+import torch
+
+from .segment import Segment, SegmentKind, top_level_node, used_values
+from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
+                      writes_inputs)
+
+ENGINE, TORCH = SegmentKind.ENGINE, SegmentKind.TORCH
+_SIDE_EFFECTS = {"prim::Print", "prim::RaiseException", "aten::warn", "prim::SetAttr", "prim::TimePoint"}
+
+
+@dataclass
+class Plan:
+    """The segments in execution order, the glue nodes (graph order), which glue is static, and the barriers."""
+
+    segments: list
+    glue: list
+    statics: set
+    barriers: set
+
+
+@dataclass
+class _Facts:
+    """What engine_reason may ask about values: shape analysis and alias analysis."""
+
+    infos: dict
+    alias_db: object
+
+    def info(self, value):
+        """The TensorInfo of a tensor value, else None."""
+        return self.infos.get(value) if is_tensor(value) else None
+
+    def has_writers(self, value):
+        return self.alias_db.has_writers(value)
+
+
+def segment_graph(graph, settings, infos):
+    """The Plan for `graph`: every placed node in exactly one segment, segments in a valid order."""
+    nodes = [n for n in graph.nodes() if n.kind() != "prim::Constant"]
+    facts = _Facts(infos, graph.alias_db())
+    base = {n: engine_reason(n, settings, facts) for n in nodes}
+    glue = [n for n in nodes if not any(map(is_tensor, n.outputs())) and not is_converted(n)
+            and unsupported_reason(n, settings) is None]
+    statics, glue_set = _statics(glue, base, infos), set(glue)
+    placed = [n for n in nodes if n not in glue_set]
+    deps = _dependencies(nodes, set(placed))
+    barriers = {n for n in placed if _is_barrier(n)}
+    forced = {}
+    while True:
+        reasons = _classify(placed, base, forced, statics, infos, settings)
+        runs = _best_runs(placed, deps, reasons, barriers)
+        demoted = _demotions(runs, reasons, infos, settings)
+        if not demoted:
+            break
+        forced.update(demoted)
+    segments = [Segment(kind, run, reasons={n: reasons[n] for n in run} if kind == TORCH else {})
+                for kind, run in runs]
+    return Plan(segments, glue, statics, barriers)
+
+
+def _is_barrier(node):
+    """Nodes whose order against every other node matters: writes, side effects, control flow, randomness."""
+    return bool(list(node.blocks())) or writes_inputs(node) or node.kind() in _SIDE_EFFECTS or node.isNondeterministic()
+
+
+def _statics(glue, base, infos):
+    """The glue an engine can evaluate when built: engine-worthy, reading constants, tensors and statics, and
+    giving the same value in every shape-analysis run (a size of a dynamic dim, or an int read from data, is not)."""
+    statics = set()
+    for node in glue:
+        sources = base[node] is None and all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in statics for v in node.inputs())
+        if sources and all(infos[v].constant for v in node.outputs() if v in infos):
+            statics.add(node)
+    return statics
+
+
+def _dependencies(nodes, placed):
+    """For each placed node, the placed nodes it reads from, directly or through glue."""
+    sources, deps = {}, {}
+    for node in nodes:
+        found = set()
+        for value in used_values(node):
+            producer = value.node()
+            found |= {producer} if producer in placed else sources.get(producer, set())
+        (deps if node in placed else sources)[node] = found
+    return deps
+
+
+def _classify(placed, base, forced, statics, infos, settings):
+    """Each placed node's Reason (None: engine), in graph order, so each input sees its producer's fate."""
+    reasons = {}
+    for node in placed:
+        reason = base[node] or forced.get(node)
+        for value in [] if reason else node.inputs():
+            producer = value.node()
+            if producer.kind() == "prim::Constant" or producer in statics:
+                continue
+            if producer not in reasons or reasons[producer] is not None:
+                reason = boundary_problem(value, infos.get(value), settings)
+                if reason:
+                    break
+        reasons[node] = reason
+    return reasons
+
+
+def _best_runs(placed, deps, reasons, barriers):
+    """The runs of the kind-greedy schedule, starting with whichever kind gives fewer runs."""
+    kinds = {n: ENGINE if reasons[n] is None else TORCH for n in placed}
+    index = {n: i for i, n in enumerate(placed)}
+    candidates = [_runs(_schedule(placed, deps, kinds, barriers, index, start), kinds) for start in (ENGINE, TORCH)]
+    return min(candidates, key=len)
+
+
+def _schedule(placed, deps, kinds, barriers, index, start):
+    """A topological order of the placed nodes that switches kind only when no node of the current kind is ready."""
+    order, current, region = [], start, []
+    for node in placed + [None]:
+        if node is None or node in barriers:
+            part, current = _greedy(region, deps, kinds, index, current)
+            order += part + ([node] if node is not None else [])
+            current, region = (kinds[node] if node is not None else current), []
+        else:
+            region.append(node)
+    return order
+
+
+def _greedy(region, deps, kinds, index, current):
+    """Kind-greedy list scheduling of one barrier-free region; ties go to the earlier node in the graph."""
+    members = set(region)
+    waiting = {n: len(deps[n] & members) for n in region}
+    users = defaultdict(list)
+    for node in region:
+        for dep in deps[node] & members:
+            users[dep].append(node)
+    ready = {ENGINE: [], TORCH: []}
+    for node in region:
+        if not waiting[node]:
+            heapq.heappush(ready[kinds[node]], (index[node], node))
+    order = []
+    while len(order) < len(region):
+        if not ready[current]:
+            current = TORCH if current == ENGINE else ENGINE
+        node = heapq.heappop(ready[current])[1]
+        order.append(node)
+        for user in users[node]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                heapq.heappush(ready[kinds[user]], (index[user], user))
+    return order, current
+
+
+def _runs(order, kinds):
+    """[(kind, [nodes])] for the maximal same-kind runs of `order`."""
+    runs = []
+    for node in order:
+        if runs and runs[-1][0] == kinds[node]:
+            runs[-1][1].append(node)
+        else:
+            runs.append((kinds[node], [node]))
+    return runs
+
+
+def _demotions(runs, reasons, infos, settings):
+    """Engine nodes that must move to PyTorch: non-tensors or int64 crossing their run's boundary, or too small a run."""
+    demoted = {}
+    for kind, run in runs:
+        if kind != ENGINE:
+            continue
+        inside = set(run)
+        for node in run:
+            for value in node.outputs():
+                if not is_tensor(value) and any(top_level_node(u.user) not in inside for u in value.uses()):
+                    demoted[node] = Reason(Code.NON_TENSOR, f"its non-tensor output %{value.debugName()} is "
+                                                            "read outside its engine segment")
+            for value in node.inputs():
+                problem = value.node() in reasons and value.node() not in inside and \
+                    boundary_problem(value, infos.get(value), settings)
+                if problem:
+                    demoted[node] = problem
+        converted = sum(map(is_converted, run))
+        if not demoted.keys() & inside and converted < settings.min_block_size \
+                and not settings.require_full_compilation:
+            for node in run:
+                demoted[node] = Reason(Code.SMALL_BLOCK, f"in an engine block of {converted} converted op(s), "
+                                                         f"fewer than min_block_size={settings.min_block_size}")
+    return demoted

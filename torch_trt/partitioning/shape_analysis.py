@@ -1,0 +1,161 @@
+"""Shape analysis: run the lowered graph on example inputs to learn each tensor's shapes and dtype.
+
+`analyze(graph, input_specs, device, examples=None)` copies the graph, makes every tensor value
+of its top block an output, and runs the copy (through `torch._C._create_function_from_graph`)
+on inputs at the specs' opt shape (the user's example tensors when given), min and max shapes,
+and a second opt draw. Random data can be invalid for a model (integer division by zero, indices
+out of range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and
+min/max when a spec is dynamic, must succeed. A dim that differs between runs whose inputs have
+the same shapes depends on the data (nonzero, masked_select): no engine profile can cover it,
+so such a tensor is marked with a `problem`. Plain non-tensor values (ints, lists of ints, ...)
+are recorded too: one that differs between runs depends on a dynamic shape or on tensor data,
+so an engine cannot evaluate it when it is built.
+"""
+
+import logging
+from dataclasses import dataclass
+
+import torch
+
+from .._input import Input
+from ..errors import TorchTRTError
+from .support import is_tensor
+
+logger = logging.getLogger(__name__)
+
+FILLS = ("random", "ones", "zeros")
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What the example runs showed about one tensor value."""
+
+    min_shape: tuple
+    opt_shape: tuple
+    max_shape: tuple
+    dtype: torch.dtype
+    problem: str = ""  # why no engine profile can describe it, or ""
+
+    def spec(self, dtype=None):
+        """The Input an engine taking this tensor is built for (in `dtype` when narrowed)."""
+        return Input(min_shape=self.min_shape, opt_shape=self.opt_shape, max_shape=self.max_shape,
+                     dtype=dtype or self.dtype)
+
+    def describe(self):
+        """`(1..8, 128):float32`: dims that vary shown as min..max."""
+        dims = [str(lo) if lo == hi else f"{lo}..{hi}" for lo, hi in zip(self.min_shape, self.max_shape)]
+        return f"({', '.join(dims)}{',' if len(dims) == 1 else ''}):{str(self.dtype).replace('torch.', '')}"
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """What the example runs showed about one plain non-tensor value (int, float, bool, lists of them)."""
+
+    values: tuple  # one per successful run
+
+    @property
+    def constant(self):
+        """Whether every run gave the same value: an engine may then evaluate it at build time."""
+        return all(value == self.values[0] for value in self.values)
+
+    def describe(self):
+        return f"= {self.values[0]!r}" if self.constant else f"varies ({', '.join(map(repr, self.values))})"
+
+
+def analyze(graph, input_specs, device, examples=None):
+    """{Value: TensorInfo or ValueInfo} for the graph inputs and the tensor and plain values of top-level nodes."""
+    copy, values = _probe_graph(graph, input_specs)
+    function = torch._C._create_function_from_graph("torch_trt_shape_analysis", copy)
+    dynamic = any(spec.is_dynamic for spec in input_specs)
+    plan = [("opt", examples, True), ("min", None, dynamic), ("max", None, dynamic), ("opt", None, False)]
+    runs = []
+    with torch.no_grad(), torch.random.fork_rng(devices=[device] if torch.device(device).type == "cuda" else []):
+        torch.manual_seed(0)  # the same shapes on every compile
+        for which, given, required in plan:
+            run = _run(function, input_specs, which, given, device, required)
+            if run is not None:
+                runs.append(run)
+    return {value: _info(value, index, runs) for index, value in enumerate(values)}
+
+
+def _run(function, input_specs, which, given, device, required):
+    """(input shapes, [(shape, dtype)] per value) of one run, trying each fill in turn; None if all fail."""
+    errors = []
+    for fill in ("given",) * (given is not None) + FILLS:
+        inputs = list(given) if fill == "given" else [_example(spec, which, fill, device) for spec in input_specs]
+        try:
+            outputs = function(*inputs)
+        except Exception as error:  # the model rejects this data; the next fill may suit it
+            errors.append(f"{fill}: {str(error).strip().splitlines()[-1]}")
+            continue
+        outputs = (outputs,) if isinstance(outputs, torch.Tensor) else outputs
+        return [tuple(t.shape) for t in inputs], [(tuple(t.shape), t.dtype) if isinstance(t, torch.Tensor) else t
+                                                  for t in outputs]
+    if required:
+        raise TorchTRTError(f"shape analysis could not run the lowered graph on {which}-shape example inputs made "
+                            f"from the Input specs ({'; '.join(errors)})")
+    logger.debug("shape analysis skipped a %s run: %s", which, "; ".join(errors))
+    return None
+
+
+def _example(spec, which, fill, device):
+    if fill == "random":
+        return spec.example(which, device)
+    make = torch.ones if fill == "ones" else torch.zeros
+    return make(getattr(spec, f"{which}_shape"), dtype=spec.dtype, device=device)
+
+
+def _probe_graph(graph, input_specs):
+    """A copy of `graph` taking only the tensor inputs and returning every top-level tensor and plain value."""
+    copy = graph.copy()
+    values = list(graph.inputs())
+    copied = list(copy.inputs())
+    for index in reversed(range(len(copied))):
+        if not is_tensor(copied[index]):
+            if copied[index].uses():
+                raise TorchTRTError(f"graph input %{copied[index].debugName()} is not a tensor; compiled modules "
+                                    "take tensors only")
+            copy.eraseInput(index)
+            del values[index]
+    if len(values) != len(input_specs):
+        raise TorchTRTError(f"the module takes {len(values)} tensor inputs but {len(input_specs)} Input specs were given")
+    probed = list(copy.inputs())
+    for node, twin in zip(graph.nodes(), copy.nodes()):
+        if node.kind() != "prim::Constant":
+            values += [v for v in node.outputs() if is_tensor(v) or _is_plain(v.type())]
+            probed += [v for v in twin.outputs() if is_tensor(v) or _is_plain(v.type())]
+    for index in reversed(range(len(list(copy.outputs())))):
+        copy.eraseOutput(index)
+    for value in probed:
+        copy.registerOutput(value)
+    copy.makeMultiOutputIntoTuple()
+    return copy, values
+
+
+def _is_plain(type_):
+    """Whether values of this type hold no tensor: numbers, bools, strings, None, devices, lists/tuples of them."""
+    kind = type_.kind()
+    if kind in ("ListType", "OptionalType"):
+        return _is_plain(type_.getElementType())
+    if kind == "TupleType":
+        return all(map(_is_plain, type_.elements()))
+    return kind in ("IntType", "FloatType", "BoolType", "NumberType", "StringType", "NoneType", "DeviceObjType")
+
+
+def _info(value, index, runs):
+    """Merge one value's shapes over the runs into min/opt/max, and say when no profile fits them."""
+    if not is_tensor(value):
+        return ValueInfo(tuple(outputs[index] for _, outputs in runs))
+    shapes = [outputs[index][0] for _, outputs in runs]
+    dtype = runs[0][1][index][1]
+    if len({len(shape) for shape in shapes}) != 1:
+        return TensorInfo(shapes[0], shapes[0], shapes[0], dtype, f"changes rank between example runs ({shapes})")
+    low, high = tuple(map(min, zip(*shapes))), tuple(map(max, zip(*shapes)))
+    problem, first_seen = "", {}
+    for (inputs, _), shape in zip(runs, shapes):
+        seen = first_seen.setdefault(tuple(inputs), shape)
+        if seen != shape:
+            problem = f"has a data-dependent shape ({seen} and {shape} for inputs of one shape)"
+    if not problem and 0 in low:
+        problem = f"is empty in an example run (shape {low}); an engine profile needs dims >= 1"
+    return TensorInfo(low, shapes[0], high, dtype, problem)
