@@ -70,3 +70,19 @@ def test_linear_without_bias_has_no_add():
     unpack_linear(graph)
     torch._C._jit_pass_dce(graph)
     FileCheck().check("aten::matmul").check_not("aten::add").check_not("aten::linear").run(str(graph))
+
+
+def _checked_relu(x):
+    if x.dim() != 2:
+        raise ValueError("expected 2D input")
+    return torch.relu(x)
+
+
+def test_exception_branches_are_removed():
+    from torch_trt.lowering.passes.remove_exception_branches import remove_exception_branches
+
+    graph = torch.jit.script(_checked_relu).graph.copy()
+    FileCheck().check("prim::If").check("prim::RaiseException").run(str(graph))
+    remove_exception_branches(graph)
+    torch._C._jit_pass_dce(graph)
+    FileCheck().check_not("prim::If").check_not("aten::dim").check("aten::relu").run(str(graph))

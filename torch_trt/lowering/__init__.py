@@ -11,6 +11,7 @@ import torch
 from . import builtin
 from .passes.convolution_forms import normalize_convolution
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
+from .passes.remove_exception_branches import remove_exception_branches
 from .passes.remove_no_ops import remove_no_ops
 
 logger = logging.getLogger(__name__)
@@ -18,6 +19,7 @@ logger = logging.getLogger(__name__)
 PASSES = [
     builtin.inline,
     builtin.remove_mutation,
+    remove_exception_branches,
     remove_no_ops,
     normalize_convolution,
     unpack_linear,

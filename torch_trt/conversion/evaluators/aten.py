@@ -57,50 +57,26 @@ def scalar_implicit(ctx, node, args):
     return args[0].to_tensor().item()
 
 
-def _binary(function):
-    return lambda ctx, node, args: function(args[0].value, args[1].value)
+_SCALAR_TYPES = {"int", "float", "bool", "Scalar"}
 
-
-def _unary(function):
-    return lambda ctx, node, args: function(args[0].value)
-
-
-_BINARY = {
-    "aten::add.int(int a, int b) -> int": operator.add,
-    "aten::sub.int(int a, int b) -> int": operator.sub,
-    "aten::mul.int(int a, int b) -> int": operator.mul,
-    "aten::floordiv.int(int a, int b) -> int": operator.floordiv,
-    "aten::remainder.int(int a, int b) -> int": operator.mod,
-    "aten::div.int(int a, int b) -> float": operator.truediv,
-    "aten::add.float(float a, float b) -> float": operator.add,
-    "aten::sub.float(float a, float b) -> float": operator.sub,
-    "aten::mul.float(float a, float b) -> float": operator.mul,
-    "aten::div.float(float a, float b) -> float": operator.truediv,
-    "aten::pow.int(int a, int b) -> float": lambda a, b: float(a ** b),
-    "aten::eq.int(int a, int b) -> bool": operator.eq,
-    "aten::ne.int(int a, int b) -> bool": operator.ne,
-    "aten::lt.int(int a, int b) -> bool": operator.lt,
-    "aten::gt.int(int a, int b) -> bool": operator.gt,
-    "aten::le.int(int a, int b) -> bool": operator.le,
-    "aten::ge.int(int a, int b) -> bool": operator.ge,
-    "aten::eq.float(float a, float b) -> bool": operator.eq,
-    "aten::lt.float(float a, float b) -> bool": operator.lt,
-    "aten::gt.float(float a, float b) -> bool": operator.gt,
-    "aten::__and__.bool(bool a, bool b) -> bool": operator.and_,
-    "aten::__or__.bool(bool a, bool b) -> bool": operator.or_,
+# Python semantics of TorchScript's scalar ops; every overload on ints, floats, bools and Scalars is registered.
+_SCALAR_OPS = {
+    "aten::add": operator.add, "aten::sub": operator.sub, "aten::mul": operator.mul, "aten::div": operator.truediv,
+    "aten::floordiv": operator.floordiv, "aten::remainder": operator.mod, "aten::pow": operator.pow,
+    "aten::eq": operator.eq, "aten::ne": operator.ne, "aten::lt": operator.lt, "aten::gt": operator.gt,
+    "aten::le": operator.le, "aten::ge": operator.ge, "aten::__and__": operator.and_, "aten::__or__": operator.or_,
+    "aten::neg": operator.neg, "aten::__not__": operator.not_, "aten::Int": int, "aten::Float": float,
+    "aten::floor": math.floor, "aten::ceil": math.ceil, "aten::sqrt": math.sqrt,
 }
-_UNARY = {
-    "aten::neg.int(int a) -> int": operator.neg,
-    "aten::neg.float(float a) -> float": operator.neg,
-    "aten::Int.float(float a) -> int": int,
-    "aten::Float.int(int a) -> float": float,
-    "aten::Float.Scalar(Scalar a) -> float": float,
-    "aten::Int.Scalar(Scalar a) -> int": int,
-    "aten::floor.float(float a) -> int": math.floor,
-    "aten::ceil.float(float a) -> int": math.ceil,
-    "aten::__not__(bool self) -> bool": operator.not_,
-}
-for _schema, _function in _BINARY.items():
-    evaluator(_schema)(_binary(_function))
-for _schema, _function in _UNARY.items():
-    evaluator(_schema)(_unary(_function))
+
+
+def _scalar_evaluator(function, returns):
+    cast = {"int": int, "float": float, "bool": bool}.get(returns, lambda value: value)
+    return lambda ctx, node, args: cast(function(*(arg.value for arg in args)))
+
+
+for _name, _function in _SCALAR_OPS.items():
+    for _schema in torch._C._jit_get_schemas_for_operator(_name):
+        _types = [str(a.type) for a in _schema.arguments] + [str(r.type) for r in _schema.returns]
+        if len(_schema.returns) == 1 and all(t in _SCALAR_TYPES for t in _types):
+            evaluator(str(_schema))(_scalar_evaluator(_function, _types[-1]))

@@ -106,8 +106,9 @@ class IExecutionContext:
         shape = tuple(int(d) for d in shape)
         if len(shape) != len(low) or any(not lo <= d <= hi for lo, d, hi in zip(low, shape, high)):
             return False
-        self._shapes[name] = shape
-        self._output_shapes = {}
+        if self._shapes.get(name) != shape:
+            self._shapes[name] = shape
+            self._output_shapes = {}  # re-inferred on the next get_tensor_shape
         return True
 
     def get_tensor_shape(self, name):
