@@ -133,7 +133,6 @@ REFUSED = {
     "stride_zero": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), stride_nd=(0, 1)), "must be >= 1"),
     "dilation_zero": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), dilation_nd=(1, 0)), "must be >= 1"),
     "negative_padding": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), post_padding=(0, -1)), ">= 0"),
-    "kernel_too_large": ((1, 2, 2, 8), F32, conv, "larger than the padded input (2, 8)"),
     "deconv_kernel_count": ((1, 2, 4, 4), F32, lambda net, a: deconv(net, a, W, 3), "CKRS shape (2, 3, 3, 3)"),
     "deconv_crops_all": ((1, 2, 1, 1), F32, lambda net, a: _then(net, deconv(net, a, W1, 1), padding_nd=(1, 1)),
                          "crops away"),
@@ -175,3 +174,21 @@ def test_grouping_set_after_add_builds(run_network, add, kernel, maps):
     w = torch.from_numpy(kernel)
     expected = F.conv2d(x, w, groups=2) if add == "add_convolution_nd" else F.conv_transpose2d(x, w, groups=2)
     torch.testing.assert_close(out, expected)
+
+
+def test_window_larger_than_input_waits_for_padding(run_network):
+    """Padding is set after add_*: a 3x3 kernel on a 2x2 input is fine once padding 1 is set."""
+    x, kernel = torch.randn(1, 1, 2, 2), torch.randn(1, 1, 3, 3)
+
+    def define(net, a):
+        layer = net.add_convolution_nd(a, 1, (3, 3), kernel.numpy())
+        layer.padding_nd = (1, 1)
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [x]), torch.nn.functional.conv2d(x, kernel, padding=1))
+
+
+def test_window_larger_than_padded_input_is_refused_at_build(run_network):
+    x, kernel = torch.randn(1, 1, 2, 2), torch.randn(1, 1, 3, 3)
+    with pytest.raises(AssertionError, match="larger than the padded input"):
+        run_network(lambda net, a: net.add_convolution_nd(a, 1, (3, 3), kernel.numpy()).get_output(0), [x])

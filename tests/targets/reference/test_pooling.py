@@ -99,10 +99,13 @@ REFUSED = {
                        "must have 2 entries"),
     "negative_padding": ((1, 2, 8, 8), trt.float32, lambda net, a: _then(net, pool(net, a), pre_padding=(-1, 0)),
                          ">= 0"),
-    "window_too_large": ((1, 2, 1, 8), trt.float32, pool, "larger than the padded input (1, 8)"),
 }
 
 
 @pytest.mark.parametrize("shape, dtype, define, message", REFUSED.values(), ids=REFUSED.keys())
 def test_refused(refused, shape, dtype, define, message):
     assert message in refused(define, [(shape, dtype)])
+
+
+def test_window_larger_than_padded_input_is_refused_at_build(refused_at_build):
+    assert "larger than the padded input (1, 8)" in refused_at_build(pool, [((1, 2, 1, 8), trt.float32)])

@@ -21,6 +21,10 @@ class NetworkError(Exception):
     """A rule TensorRT enforces was broken; reported through the logger, never raised to converters."""
 
 
+class DeferredError(NetworkError):
+    """A rule that attributes set after add_* (padding, ...) may still satisfy; the build checks it again."""
+
+
 class ITensor:
     """A tensor of the network: an input, or an output of a layer."""
 
@@ -237,6 +241,8 @@ class INetworkDefinition:
         try:
             for output in layer._outputs:
                 self._meta(output)
+        except DeferredError:
+            pass  # shapes are inferred again once the converter has set the remaining attributes
         except NetworkError as error:
             self._layers.pop()
             self._log(Severity.ERROR, f"{layer_cls.__name__}: {error}")
@@ -276,7 +282,7 @@ class INetworkDefinition:
                 outputs = layer._compute(probe_inputs, weights)
             except (NetworkError, RuntimeError, ValueError, IndexError) as error:
                 message = re.sub(rf"\b({_PROBES[0]}|{_PROBES[1]})\b", "-1", str(error).splitlines()[0])
-                raise NetworkError(message) from None
+                raise (DeferredError if isinstance(error, DeferredError) else NetworkError)(message) from None
             results.append(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
         for output, a, b in zip(layer._outputs, *results):
             self._meta_cache[id(output)] = (a, b)
@@ -317,3 +323,9 @@ def check(condition, message):
     """Raise NetworkError(message) unless condition holds: the shared form of TensorRT's rules."""
     if not condition:
         raise NetworkError(message)
+
+
+def check_deferred(condition, message):
+    """Like check, for rules on attributes converters set after add_*: add_* accepts, the build refuses."""
+    if not condition:
+        raise DeferredError(message)

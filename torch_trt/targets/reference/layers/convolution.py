@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ..enums import LayerType, PaddingMode
-from ..network import ILayer, check, network_method
+from ..network import ILayer, check, check_deferred, network_method
 from ..types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims, to_weights
 
 FLOAT_TYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -39,7 +39,7 @@ def window_padding(mode, sizes, windows, strides, pre, post):
         pre, post = same_split(totals, mode)
         return pre, post, [0] * len(totals)
     spans = [i + b + a - k for i, b, a, k in zip(sizes, pre, post, windows)]
-    check(all(span >= 0 for span in spans), f"window {tuple(windows)} is larger than the padded input "
+    check_deferred(all(span >= 0 for span in spans), f"window {tuple(windows)} is larger than the padded input "
           f"{tuple(i + b + a for i, b, a in zip(sizes, pre, post))}")
     round_up = mode == PaddingMode.EXPLICIT_ROUND_UP
     return list(pre), list(post), [-span % s if round_up else 0 for span, s in zip(spans, strides)]
