@@ -34,7 +34,7 @@ class Arg:
 
     def _static(self, kinds, what):
         if self._is_itensor:
-            raise ArgError(f"argument '{self.name}' must be a compile-time {what}, got a runtime tensor")
+            raise ArgError(f"argument '{self.name}' must be known at compile time ({what}), got a runtime tensor")
         if not isinstance(self.value, kinds) or isinstance(self.value, bool) and bool not in kinds:
             raise ArgError(f"argument '{self.name}' must be {what}, got {type(self.value).__name__} {self.value!r}")
         return self.value
@@ -57,7 +57,7 @@ class Arg:
 
     def to_tensor(self):
         """The compile-time tensor value (weights, constants)."""
-        return self._static((torch.Tensor,), "a constant tensor")
+        return self._static((torch.Tensor,), "a tensor")
 
     def optional(self, accessor):
         """None when the argument is None, else `accessor(self)` (e.g. Arg.to_int)."""

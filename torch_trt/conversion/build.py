@@ -3,7 +3,6 @@
 import logging
 import time
 
-import torch
 
 from ..errors import EngineBuildError
 

@@ -1,60 +1,13 @@
 """Convolution converters: aten::_convolution (every conv form after lowering) as one (de)convolution layer.
 
-TensorRT's windowed layers are 2-D or 3-D over [N, C, *spatial]: `spatial_view` gives 1-D input a unit
-trailing dim and unbatched input a unit batch, `unview` takes them off again (pooling uses both too).
-Weights must be compile-time constants and are cast to the input's dtype (networks are strongly typed).
+TensorRT's windowed layers are 2-D or 3-D over [N, C, *spatial]: `_helpers.spatial_view` gives 1-D input a
+unit trailing dim and unbatched input a unit batch, `unview` takes them off again. Weights must be compile-time constants and are cast to the input's dtype (networks are strongly typed).
 """
 
 import torch.nn.functional as F
 
 from ..conversion.registry import converter
-from ._helpers import dtype_of
-
-
-def constant_weights(arg):
-    """A weight argument's compile-time tensor; the layers here bake their weights into the engine."""
-    if arg.is_itensor():
-        raise ValueError(f"'{arg.name}' is a runtime tensor, but TensorRT needs these weights at build time; make it "
-                         "a parameter or buffer of the module (freezing turns those into constants)")
-    return arg.to_tensor().detach()
-
-
-def host_weights(ctx, tensor, dtype):
-    """`tensor` as a contiguous numpy array of `dtype`, kept alive until the build ends."""
-    array = tensor.detach().to(dtype).cpu().contiguous().numpy()
-    ctx.weights.append(array)
-    return array
-
-
-def expand(values, n):
-    """A per-spatial-dim list: PyTorch lets one value stand for all n dims."""
-    return list(values) * n if len(values) == 1 else list(values)
-
-
-def spatial_view(ctx, x, n):
-    """`x` ([N, C, *S] or unbatched [C, *S], len(S) = n) as the rank-4/5 tensor 2-D/3-D layers take."""
-    rank = len(x.shape)
-    if rank not in (n + 1, n + 2):
-        raise ValueError(f"a {n}-D window op needs a rank-{n + 2} (or unbatched rank-{n + 1}) input, got rank {rank}")
-    added = (n == 1) + (rank == n + 1)
-    if not added:
-        return x
-    layer = ctx.net.add_shuffle(x)
-    layer.reshape_dims = (0,) * rank + (1,) * added
-    if rank == n + 1:
-        layer.second_transpose = (rank + added - 1, *range(rank + added - 1))  # a new unit dim becomes the batch
-    return layer.get_output(0)
-
-
-def unview(ctx, y, rank, n):
-    """Undo `spatial_view` on a layer's output: back to `rank` dims."""
-    if len(y.shape) == rank:
-        return y
-    layer = ctx.net.add_shuffle(y)
-    if rank == n + 1:
-        layer.first_transpose = (*range(1, len(y.shape)), 0)  # the unit batch goes last, beside the unit 1-D dim
-    layer.reshape_dims = (0,) * rank
-    return layer.get_output(0)
+from ._helpers import constant_weights, dtype_of, expand, host_weights, spatial_view, unview
 
 
 def _output_padding(kernel, padding, dilation, output_padding):

@@ -8,8 +8,7 @@ into scale and shift in float64 before the cast.
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import axes_mask, cast, dtype_of, reshape
-from .conv import constant_weights, host_weights
+from ._helpers import axes_mask, cast, constant_weights, dtype_of, host_weights, reshape
 
 
 def _affine(ctx, arg, fill, shape, dtype, rank):

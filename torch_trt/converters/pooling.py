@@ -8,8 +8,7 @@ that would start in the right padding where TensorRT keeps it: there the post-pa
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import axes_mask
-from .conv import expand, spatial_view, unview
+from ._helpers import axes_mask, expand, spatial_view, unview
 
 
 def _windows(size, kernel, stride, padding):

@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from .enums import DataType, LayerType, Severity, TensorLocation
+from .enums import DataType, Severity, TensorLocation
 from .types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims
 
 _PROBES = (4099, 4111)  # sizes standing in for dynamic dims; a dim that differs between probes is dynamic

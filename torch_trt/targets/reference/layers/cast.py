@@ -1,6 +1,5 @@
 """ICastLayer and IIdentityLayer: dtype conversion and copy."""
 
-import torch
 
 from ..enums import DataType, LayerType
 from ..network import ILayer, check, network_method

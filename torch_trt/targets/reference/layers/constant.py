@@ -1,10 +1,9 @@
 """IConstantLayer: a tensor of weights baked into the engine."""
 
-import torch
 
 from ..enums import DataType, LayerType
 from ..network import ILayer, check, network_method
-from ..types import TORCH_DTYPE, to_dims, to_weights, volume
+from ..types import to_dims, to_weights, volume
 
 
 class IConstantLayer(ILayer):

@@ -2,7 +2,6 @@
 
 import math
 
-import torch
 
 from ..enums import LayerType
 from ..network import ILayer, check, network_method
