@@ -54,13 +54,15 @@ class Input:
         return tuple(-1 if lo != hi else lo for lo, hi in zip(self.min_shape, self.max_shape))
 
     def example(self, which="opt", device="cpu"):
-        """A tensor of the min, opt or max shape, for tracing and shape analysis."""
+        """A tensor of the min, opt or max shape, for tracing and shape analysis.
+
+        Integer and bool inputs are zeros: they are often indices, and 0 is valid for any non-empty dim
+        (a random index can be out of range, which on CUDA is a device-side assert that poisons the process).
+        """
         shape = getattr(self, f"{which}_shape")
         if self.dtype.is_floating_point:
             return torch.randn(shape, dtype=self.dtype, device=device)
-        if self.dtype == torch.bool:
-            return torch.rand(shape, device=device) > 0.5
-        return torch.randint(0, 8, shape, dtype=self.dtype, device=device)
+        return torch.zeros(shape, dtype=self.dtype, device=device)
 
 
 def _as_shape(shape):

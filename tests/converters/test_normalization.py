@@ -63,7 +63,7 @@ def test_normalization(name, module, converter, shape, dtype, device):
 
 
 def test_batch_norm_training_falls_back(device):
-    mean, var = torch.zeros(3), torch.ones(3)
+    mean, var = torch.zeros(3, device=device), torch.ones(3, device=device)
     compiled = check_converter(lambda x: F.batch_norm(torch.relu(x), mean, var, training=True),
                                [torch.randn(2, 3, 4, 4)], {"aten::relu"}, device, require_full_compilation=False)
     assert "aten::batch_norm" in str(compiled.graph)
