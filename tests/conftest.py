@@ -20,7 +20,6 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 FINAL_CHECK = "test_pipeline_uses_only_real_tensorrt_api"
 
 _SESSION = Recorder()
-_SESSION.checked = False
 _REPORT = []
 
 

@@ -19,6 +19,8 @@ MODULE_EXTRAS = {"__version__", "__name__", "__file__", "__doc__", "__path__", "
 PYTHON_EXTRAS = {("DataType", "itemsize")}
 # Classes that support the buffer protocol (bytes(x), memoryview(x)).
 BUFFERS = {"IHostMemory"}
+# Methods whose keyword names are bound swapped relative to their meaning (manifest quirks): positional only.
+SWAPPED_KEYWORDS = {("ICudaEngine", "get_tensor_profile_values")}
 _PLACEHOLDER = re.compile(r"arg\d+$")
 
 
@@ -94,7 +96,7 @@ class Manifest:
         return order
 
     def member(self, owner, name):
-        """(kind, defining class) of `owner.name`: kind is attribute, method, class_attribute or enum; None if absent."""
+        """(kind, defining class) of `owner.name` (attribute, method, class_attribute or enum), or None."""
         if (owner, name) in PYTHON_EXTRAS:
             return "attribute", owner
         for cls in self.chain(owner):
@@ -159,7 +161,8 @@ class Manifest:
         if member.startswith("__") or member in ("name", "value"):
             return None
         if member not in self.enums[name]:
-            return f"{name}.{member} is not a member in TensorRT {self.version} (members: {', '.join(self.enums[name])})"
+            members = ", ".join(self.enums[name])
+            return f"{name}.{member} is not a member in TensorRT {self.version} (members: {members})"
         return None
 
     def check_attribute(self, owner, name, mode):
@@ -188,6 +191,8 @@ class Manifest:
             if owner != "<module>" and owner not in self.classes and not self.enum_name(owner):
                 return f"class {owner} does not exist in TensorRT {self.version}"
             return f"{where} does not exist in TensorRT {self.version}"
+        if keywords and (owner, method) in SWAPPED_KEYWORDS:
+            return f"{where}: its keyword names are swapped relative to their meaning; pass the arguments positionally"
         positional_only = self._positional_only(owner, method)
         problems = []
         for parameters in overloads:

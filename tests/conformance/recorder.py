@@ -40,6 +40,7 @@ class Recorder:
 
     def __init__(self):
         self.records = {}
+        self.checked = False  # set once the records were checked against the manifest
         self._objects = weakref.WeakValueDictionary()  # id(target) -> proxy: the same object gets the same proxy
         self._modules = {}
 

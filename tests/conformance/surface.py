@@ -74,7 +74,7 @@ def _enum_problems(cls, name, manifest):
 
 
 def _members(cls, package):
-    """Public name -> (method | settable | readonly | constant, value) over the class and its reference-defined bases."""
+    """Public name -> (method | settable | readonly | constant, value) over the class and its reference bases."""
     found = {}
     for base in reversed([b for b in cls.__mro__ if b.__module__.startswith(package)]):
         for name, value in vars(base).items():

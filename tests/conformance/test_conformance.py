@@ -5,6 +5,11 @@ use the session recorded; the other tests show the checker catching mistakes and
 reference's own public surface against the bindings manifest.
 """
 
+import pathlib
+import subprocess
+import sys
+import types
+
 import pytest
 import torch
 
@@ -30,6 +35,36 @@ def test_reference_surface_exists_in_tensorrt():
 
     problems = surface_problems(reference, MANIFEST)
     assert not problems, "\n".join(problems)
+
+
+class ITensor:  # a reference that drifted from TensorRT, for the test below
+    def __init__(self):
+        self.dynamic_range = None
+
+    dtype = property(lambda self: None, lambda self, value: None)
+
+    def set_dynamic_range(self, min, max):
+        pass
+
+
+class INetworkDefinition:
+    def add_activation(self, input, kind):
+        pass
+
+
+def test_reference_surface_check_catches_drift():
+    from torch_trt.targets.reference.enums import _enum
+
+    drifted = types.ModuleType(__name__)
+    drifted.ITensor, drifted.INetworkDefinition = ITensor, INetworkDefinition
+    drifted.DataType = _enum("DataType", FLOAT=0, HALF=2, FP16X=12)
+    drifted.add_relu = lambda network, input: None
+    problems = "\n".join(surface_problems(drifted, MANIFEST))
+    for expected in ("reference lets you set ITensor.dtype, but ITensor.dtype is read-only",
+                     "reference ITensor.set_dynamic_range does not exist", "reference ITensor.dynamic_range does not",
+                     "INetworkDefinition.add_activation parameter 1 is 'kind'", "DataType.HALF = 2, TensorRT",
+                     "DataType.FP16X is not a member", "reference exports add_relu"):
+        assert expected in problems, problems
 
 
 def _compile_relu():
@@ -97,3 +132,14 @@ def test_api_the_reference_has_but_tensorrt_lacks_is_reported(relu_converter, mo
         _compile_relu()
     problems = [problem for problem, _, _ in violations(recorder, MANIFEST)]
     assert problems == ["INetworkDefinition.add_relu does not exist in TensorRT 11.4.0.106"]
+
+
+def test_a_run_without_the_final_check_still_fails():
+    """Running a subset (here one file whose test passes) still checks what it recorded, at session end."""
+    example = pathlib.Path(__file__).with_name("misuse_example.py")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example)],
+                            cwd=example.parents[2], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 passed" in result.stdout and "TensorRT API conformance" in result.stdout
+    assert "IActivationLayer._network does not exist in TensorRT 11.4.0.106" in result.stdout
+    assert "misuse_example.py:13" in result.stdout

@@ -38,3 +38,15 @@ def test_shuffle_reshape_with_placeholders(run_network):
 def test_constant_refuses_bool_weights(refused):
     message = refused(lambda net: net.add_constant((2,), np.array([True, False])), [])
     assert "BOOL" in message
+
+
+def test_zero_volume_constant(run_network):
+    x = torch.randn(2, 3)
+
+    def define(net, a):
+        empty = net.add_constant((2, 0), np.zeros((2, 0), dtype=np.float32)).get_output(0)
+        layer = net.add_concatenation([a, empty])
+        layer.axis = 1
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [x]), x)

@@ -30,8 +30,8 @@ def test_enum_members_do_not_compare_equal_to_ints():
     assert trt.ReduceOperation.SUM != trt.ElementWiseOperation.SUM  # same value, different enums
 
 
-@pytest.mark.parametrize("expression", [lambda: 1 << trt.BuilderFlag.DEBUG, lambda: trt.DataType.HALF | trt.DataType.FLOAT,
-                                        lambda: trt.DataType.HALF + 1, lambda: list(trt.DataType)])
+@pytest.mark.parametrize("expression", [lambda: 1 << trt.BuilderFlag.DEBUG, lambda: trt.DataType.HALF + 1,
+                                        lambda: trt.DataType.HALF | trt.DataType.FLOAT, lambda: list(trt.DataType)])
 def test_enum_arithmetic_and_iteration_raise_type_error(expression):
     with pytest.raises(TypeError):
         expression()

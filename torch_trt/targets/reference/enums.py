@@ -1,7 +1,8 @@
 """TensorRT's enums as pybind11 enums: members compare equal only to members of the same enum.
 
 `DataType.HALF == 1` is False, `1 << member` raises TypeError and enum classes are not
-iterable (use `__members__`), as with the real bindings; bitmasks are written `1 << int(member)`. Member values are those of TensorRT 11.4.
+iterable (use `__members__`), as with the real bindings; bitmasks are written `1 << int(member)`.
+Member values are those of TensorRT 11.4.
 """
 
 

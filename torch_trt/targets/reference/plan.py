@@ -52,7 +52,7 @@ def serialize(network, profiles):
         for name in layer._attributes:
             value = getattr(layer, name)
             if name in layer._weight_attributes:
-                if value is not None and value.size:
+                if value is not None and value.numpy() is not None:  # an empty array still records its dtype
                     key = f"{index}.{name}"
                     tensors[key] = torch.from_numpy(np.array(value.numpy()))
                     weights[name] = key

@@ -1,9 +1,10 @@
 """IConstantLayer: a tensor of weights baked into the engine."""
 
+import torch
 
 from ..enums import DataType, LayerType
 from ..network import ILayer, check, network_method
-from ..types import to_dims, to_weights, volume
+from ..types import TORCH_DTYPE, to_dims, to_weights, volume
 
 
 class IConstantLayer(ILayer):
@@ -19,7 +20,10 @@ class IConstantLayer(ILayer):
               f"{volume(self.shape)}")
 
     def _compute(self, inputs, weights):
-        return weights["weights"].reshape(tuple(self.shape))
+        values = weights["weights"]
+        if values is None:  # zero-volume weights during shape inference
+            return torch.empty(tuple(self.shape), dtype=TORCH_DTYPE[self.weights.dtype], device="meta")
+        return values.reshape(tuple(self.shape))
 
 
 @network_method

@@ -1,0 +1,62 @@
+"""The recorder is transparent: isinstance, subclassing, identity and the target's own objects all work through
+its proxies, and each use is recorded before it happens."""
+
+import pytest
+
+from conformance.recorder import Recorder, unwrap
+from torch_trt.targets import reference
+
+
+def _recorded():
+    recorder = Recorder()
+    return recorder, recorder.module(reference)
+
+
+def test_proxies_pass_isinstance_and_subclassing():
+    recorder, trt = _recorded()
+
+    class Logger(trt.ILogger):
+        def __init__(self):
+            trt.ILogger.__init__(self)
+
+        def log(self, severity, msg):
+            pass
+
+    network = trt.Builder(Logger()).create_network(0)
+    x = network.add_input("x", trt.float32, (2,))
+    assert isinstance(x, trt.ITensor) and isinstance(x, reference.ITensor) and not isinstance(x, trt.ILayer)
+    assert issubclass(Logger, trt.ILogger) and type(unwrap(x)) is reference.ITensor
+    assert ("call", "ILogger", "__init__", 0, ()) in recorder.records
+    assert ("call", "Builder", "__init__", 1, ()) in recorder.records
+
+
+def test_same_object_same_proxy_and_the_target_sees_its_own_objects():
+    recorder, trt = _recorded()
+    network = trt.Builder(trt.Logger()).create_network(0)
+    layer = network.add_identity(network.add_input("x", trt.float32, (2,)))
+    assert layer.get_output(0) is layer.get_output(0) and network[0] is network.get_layer(0)
+    network.mark_output(layer.get_output(0))
+    assert unwrap(network)._outputs[0] is unwrap(layer)._outputs[0]  # the reference got its tensor, not a proxy
+    assert ("call", "INetworkDefinition", "__getitem__", 1, ()) in recorder.records
+
+
+def test_uses_are_recorded_even_when_they_fail():
+    recorder, trt = _recorded()
+    network = trt.Builder(trt.Logger()).create_network(0)
+    x = network.add_input("x", trt.float32, (2,))
+    with pytest.raises(TypeError):
+        network.add_activation(x, kind=trt.ActivationType.RELU)
+    with pytest.raises(AttributeError):
+        x.dtype = trt.float16
+    assert ("call", "INetworkDefinition", "add_activation", 1, ("kind",)) in recorder.records
+    assert ("set", "ITensor", "dtype") in recorder.records
+    assert {("module", "ActivationType"), ("enum", "ActivationType", "RELU"), ("module", "float32")} <= set(
+        recorder.records)
+
+
+def test_values_pass_unwrapped():
+    _, trt = _recorded()
+    network = trt.Builder(trt.Logger()).create_network(0)
+    x = network.add_input("x", trt.float32, [2, 3])
+    assert type(x.shape) is reference.Dims and x.dtype is reference.DataType.FLOAT
+    assert trt.volume(x.shape) == 6 and trt.DataType(0) is reference.DataType.FLOAT
