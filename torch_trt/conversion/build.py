@@ -5,6 +5,8 @@ import time
 
 
 from ..errors import EngineBuildError
+from ..targets import target_name
+from ..targets.tensorrt import configure_builder
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +21,8 @@ def build_engine(ctx, builder, input_specs, device):
         profile.set_shape(f"input_{index}", spec.min_shape, spec.opt_shape, spec.max_shape)
     if input_specs:
         config.add_optimization_profile(profile)
+    if target_name(trt) == "tensorrt":  # phase logging and profiling detail the reference does not model
+        configure_builder(trt, config, debug=ctx.settings.debug)
     if device.type == "cpu":  # only the reference runs on the host: its IO then lives in host memory
         for tensor in [network.get_input(i) for i in range(network.num_inputs)] + \
                       [network.get_output(i) for i in range(network.num_outputs)]:
