@@ -50,7 +50,11 @@ class CompileSettings:
     def resolved_device(self, example_device=None):
         """The device engines run on: explicit, else the example inputs', else CUDA when present."""
         if self.device != "auto":
-            return torch.device(self.device)
-        if example_device is not None:
-            return torch.device(example_device)
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            device = torch.device(self.device)
+        elif example_device is not None:
+            device = torch.device(example_device)
+        else:
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if device.type == "cuda" and device.index is None:  # engines compare input devices with this one
+            device = torch.device("cuda", torch.cuda.current_device())
+        return device

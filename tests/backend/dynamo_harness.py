@@ -5,10 +5,12 @@ import torch
 REFERENCE = {"target": "reference", "min_block_size": 1}
 
 
-def check_compiled(model, calls, options=None, rtol=1e-4, atol=1e-4, **compile_args):
+def check_compiled(model, calls, options=None, rtol=1e-4, atol=1e-4, device="cpu", **compile_args):
     """torch.compile(model, backend="tensorrt") on the reference target; each call's outputs match eager."""
+    model = model.to(device)
     compiled = torch.compile(model, backend="tensorrt", options={**REFERENCE, **(options or {})}, **compile_args)
     for inputs in calls:
+        inputs = [value.to(device) if isinstance(value, torch.Tensor) else value for value in inputs]
         with torch.no_grad():
             expected, actual = model(*inputs), compiled(*inputs)
         torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol)

@@ -43,8 +43,25 @@ def test_registered_through_the_entry_point_without_importing_torch_trt():
     assert result.returncode == 0, result.stderr[-4000:]
 
 
-def test_matches_eager_and_runs_an_engine(builds):
-    check_compiled(MLP().eval(), batches(5))
+def test_matches_eager_and_runs_an_engine(builds, device):
+    check_compiled(MLP().eval(), batches(5), device=device)
+    assert len(builds) == 1 and engine_calls(builds) == 1
+
+
+def test_options_can_also_come_as_keyword_arguments_and_mode_is_ignored(builds):
+    from torch_trt.backend.dynamo import tensorrt_backend
+
+    model, x = MLP().eval(), torch.randn(2, 4)
+    compiled = torch.compile(model, backend=lambda gm, inputs: tensorrt_backend(gm, inputs, mode="max-autotune",
+                                                                                  **REFERENCE))
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert len(builds) == 1
+
+
+def test_runs_under_inference_mode(builds):
+    model = MLP().eval()
+    with torch.inference_mode():
+        check_compiled(model, batches(3, 3))
     assert len(builds) == 1 and engine_calls(builds) == 1
 
 
@@ -151,11 +168,27 @@ def test_sizes_and_constants_among_the_results(builds):
     assert len(builds) == 1
 
 
-def test_same_graph_and_weights_twice_builds_once(builds):
+def test_a_python_int_argument_is_baked_and_rebuilt_when_it_changes(builds):
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x, k: int):
+            return torch.relu(self.fc(x)) * k
+
+    check_compiled(Scale().eval(), [(torch.randn(3, 4), k) for k in (3, 5, 5)], dynamic=True)
+    assert len(builds) == 2
+
+
+def test_same_graph_and_weights_twice_builds_once_until_dynamo_resets(builds):
     model = MLP().eval()
     check_compiled(model, batches(5))
     check_compiled(copy.deepcopy(model), batches(5))
     assert len(builds) == 1
+    torch._dynamo.reset()
+    check_compiled(model, batches(5))
+    assert len(builds) == 2
 
 
 def test_other_weights_build_another_engine(builds):

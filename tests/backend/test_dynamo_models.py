@@ -41,13 +41,18 @@ class EncoderBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-def test_small_cnn(builds):
-    check_compiled(SmallCNN().eval(), [(torch.randn(2, 3, 16, 16),)], FULL)
+def test_small_cnn(builds, device):
+    check_compiled(SmallCNN().eval(), [(torch.randn(2, 3, 16, 16),)], FULL, device=device)
     assert engine_calls(builds) == 1
 
 
-def test_transformer_encoder_block(builds):
-    check_compiled(EncoderBlock().eval(), [(torch.randn(2, 6, 16),)], FULL)
+def test_small_cnn_dynamic_batch_builds_once(builds):
+    check_compiled(SmallCNN().eval(), [(torch.randn(b, 3, 16, 16),) for b in (4, 7, 1)], FULL, dynamic=True)
+    assert len(builds) == 1
+
+
+def test_transformer_encoder_block(builds, device):
+    check_compiled(EncoderBlock().eval(), [(torch.randn(2, 6, 16),)], FULL, device=device)
     assert engine_calls(builds) == 1
 
 
@@ -93,19 +98,23 @@ def test_dict_and_tuple_results(builds):
     assert engine_calls(builds) >= 1
 
 
+def check_huggingface(model, ids, builds):
+    """The compiled model's hidden states match eager, and some of it ran in engines."""
+    compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
+    with torch.no_grad():
+        expected, actual = model(ids), compiled(ids)
+    torch.testing.assert_close(actual.last_hidden_state, expected.last_hidden_state, rtol=1e-4, atol=1e-4)
+    assert engine_calls(builds) >= 1
+    return expected, actual
+
+
 def test_huggingface_bert(builds):
     from transformers import BertConfig, BertModel
 
     config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=64, max_position_embeddings=32)
-    model = BertModel(config).eval()
-    ids = torch.randint(0, 64, (2, 12))
-    compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
-    with torch.no_grad():
-        expected, actual = model(ids), compiled(ids)
-    torch.testing.assert_close(actual.last_hidden_state, expected.last_hidden_state, rtol=1e-4, atol=1e-4)
+    expected, actual = check_huggingface(BertModel(config).eval(), torch.randint(0, 64, (2, 12)), builds)
     torch.testing.assert_close(actual.pooler_output, expected.pooler_output, rtol=1e-4, atol=1e-4)
-    assert engine_calls(builds) >= 1
 
 
 def test_huggingface_gpt2(builds):
@@ -113,10 +122,6 @@ def test_huggingface_gpt2(builds):
 
     config = GPT2Config(vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=32, bos_token_id=0,
                         eos_token_id=0, attn_implementation="eager")
-    model = GPT2Model(config).eval()
-    ids = torch.randint(0, 64, (2, 12))
-    compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
-    with torch.no_grad():
-        expected, actual = model(ids, use_cache=False), compiled(ids, use_cache=False)
-    torch.testing.assert_close(actual.last_hidden_state, expected.last_hidden_state, rtol=1e-4, atol=1e-4)
-    assert engine_calls(builds) >= 1
+    expected, actual = check_huggingface(GPT2Model(config).eval(), torch.randint(0, 64, (2, 12)), builds)
+    for want, got in zip(expected.past_key_values.layers, actual.past_key_values.layers):
+        torch.testing.assert_close(got.keys, want.keys, rtol=1e-4, atol=1e-4)

@@ -32,8 +32,9 @@ def _assert_same(actual, expected):
         assert actual == expected
 
 
-def check_partition(module, inputs, kinds, **settings):
-    """Assert the segments spelled by `kinds` and eager's outputs; return (compiled module, report)."""
+def check_partition(module, inputs, kinds, device="cpu", **settings):
+    """Assert the segments spelled by `kinds` and eager's outputs on `device`; return (compiled module, report)."""
+    module, inputs = module.to(device), [t.to(device) for t in inputs]
     settings = {"target": "reference", **settings}
     report = torch_trt.explain(module, _clones(inputs), **settings)
     assert report.kinds == [KINDS[k] for k in kinds], str(report)

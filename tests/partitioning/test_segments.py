@@ -127,15 +127,17 @@ CASES = [  # id, module, inputs, expected segments, settings
     ("torch_executed_ops", Start(), [_x(3, 4)], "TETE", {"torch_executed_ops": {"aten::add"}, "min_block_size": 2}),
     ("torch_executed_ops_overload", Start(), [_x(3, 4)], "TETE",
      {"torch_executed_ops": {"aten::add.Scalar"}, "min_block_size": 2}),
-    ("min_block_size_merges", Start(), [_x(3, 4)], "T", {"torch_executed_ops": {"aten::add"}, "min_block_size": 3}),
+    ("min_block_size_merges", Middle(), [_x(3, 4)], "ETET",  # each lone aten::sub joins the PyTorch ops beside it
+     {"torch_executed_ops": {"aten::sigmoid"}, "min_block_size": 3}),
+    ("min_block_size_drops_all", Start(), [_x(3, 4)], "T", {"torch_executed_ops": {"aten::add"}, "min_block_size": 3}),
     ("interleaved_blocks_join", Interleaved(), [_x(3, 4)], "ET", {}),
     ("static_chain_copied", SizeOfPyTorchResult(), [_x(3, 4)], "TE", {"min_block_size": 6}),
 ]
 
 
 @pytest.mark.parametrize("name,module,inputs,kinds,settings", CASES, ids=[c[0] for c in CASES])
-def test_partition(name, module, inputs, kinds, settings, check_partition):
-    check_partition(module, inputs, kinds, **settings)
+def test_partition(name, module, inputs, kinds, settings, check_partition, device):
+    check_partition(module, inputs, kinds, device, **settings)
 
 
 def test_middle_op_without_converter_runs_between_two_engines(check_partition):
@@ -144,6 +146,14 @@ def test_middle_op_without_converter_runs_between_two_engines(check_partition):
     assert report.fallbacks[0][1].code.value == "no converter"
     graph = str(compiled.graph)
     assert graph.index("execute_engine") < graph.index("aten::cumsum") < graph.rindex("execute_engine")
+
+
+def test_in_place_write_reaches_the_caller():
+    compiled = torch_trt.compile(InPlaceOnInput(), [_x(3, 4)], target="reference")
+    x = _x(3, 4)
+    eager_x, compiled_x = x.clone(), x.clone()
+    torch.testing.assert_close(compiled(compiled_x), InPlaceOnInput()(eager_x))
+    torch.testing.assert_close(compiled_x, eager_x)
 
 
 def test_truncation_casts_around_the_engine(check_partition):
@@ -158,14 +168,16 @@ def test_int64_without_truncation_says_why():
     assert any("truncate_long_and_double=True" in str(reason) for _, reason in report.fallbacks)
 
 
-def test_dynamic_shapes_give_each_engine_a_profile():
-    spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4))
-    report = torch_trt.explain(Middle(), [spec], target="reference")
+DYNAMIC = torch_trt.Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4))
+
+
+def test_dynamic_shapes_give_each_engine_a_profile(device):
+    report = torch_trt.explain(Middle(), [DYNAMIC], target="reference", device=device)
     assert report.kinds == ["engine", "torch", "engine"]
     assert report.segments[2].inputs[0].endswith(" (1..8, 4):float32")
-    compiled = torch_trt.compile(Middle(), [spec], target="reference")
+    compiled = torch_trt.compile(Middle(), [DYNAMIC], target="reference", device=device)
     for rows in (1, 5, 8):
-        x = _x(rows, 4)
+        x = _x(rows, 4).to(device)
         torch.testing.assert_close(compiled(x), Middle()(x))
 
 
@@ -175,13 +187,12 @@ class DynamicView(torch.nn.Module):
         return chain(y).view(y.size(0), -1)
 
 
-def test_size_of_a_dynamic_dim_stays_in_pytorch():
-    spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4))
-    compiled = torch_trt.compile(DynamicView(), [spec], target="reference")
-    report = torch_trt.explain(DynamicView(), [spec], target="reference")
+def test_size_of_a_dynamic_dim_stays_in_pytorch(device):
+    compiled = torch_trt.compile(DynamicView(), [DYNAMIC], target="reference", device=device)
+    report = torch_trt.explain(DynamicView(), [DYNAMIC], target="reference", device=device)
     assert report.kinds == ["torch", "engine", "torch"]
     assert report.segments[2].ops == ["aten::view"]
-    x = _x(6, 4)
+    x = _x(6, 4).to(device)
     torch.testing.assert_close(compiled(x), DynamicView()(x))
 
 

@@ -8,9 +8,15 @@ from torch_trt.errors import TorchTRTError
 from torch_trt.partitioning.shape_analysis import analyze
 
 
+CONSTANTS = """
+  %none : NoneType = prim::Constant()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()"""
+
+
 def _analyze(body, specs, inputs="%x : Tensor", examples=None):
-    graph = torch._C.parse_ir(f"graph({inputs}):\n  %none : NoneType = prim::Constant()\n"
-                              f"  %zero : int = prim::Constant[value=0]()\n{body}")
+    """Analyze the IR graph `body`; infos keyed by the kind of the node producing each value."""
+    graph = torch._C.parse_ir(f"graph({inputs}):{CONSTANTS}{body}")
     infos = analyze(graph, specs, "cpu", examples)
     return {value.node().kind(): info for value, info in infos.items()}  # parse_ir drops value names
 
@@ -25,7 +31,8 @@ def test_dynamic_input_gives_min_opt_max_and_dtype():
     assert (y.min_shape, y.opt_shape, y.max_shape, y.dtype) == ((1, 4), (3, 4), (8, 4), torch.int64)
     assert y.spec(torch.int32) == Input(min_shape=(1, 4), opt_shape=(3, 4), max_shape=(8, 4), dtype=torch.int32)
     assert y.describe() == "(1..8, 4):int64" and not y.problem
-    assert not infos["aten::size"].constant and infos["aten::dim"].constant  # a dynamic dim's size is not a build-time value
+    assert not infos["aten::size"].constant  # the size of a dynamic dim is not a build-time value
+    assert infos["aten::dim"].constant
 
 
 def test_data_dependent_shape_is_a_problem():
@@ -43,13 +50,15 @@ def test_random_data_the_model_rejects_falls_back_to_ones():
     assert infos["aten::floor_divide"].opt_shape == (40,)
 
 
-def test_given_examples_run_first():
+def test_given_examples_run_first_on_copies():
     examples = [torch.arange(1, 6, dtype=torch.int32)]
     infos = _analyze("""
   %s : Tensor = aten::sum(%x, %none)
   %n : int = aten::Int(%s)
-  return (%n)""", [Input((5,), dtype=torch.int32)], examples=examples)
+  %w : Tensor = aten::add_(%x, %one, %one)
+  return (%n, %w)""", [Input((5,), dtype=torch.int32)], examples=examples)
     assert infos["aten::Int"].values[0] == 15
+    assert examples[0].tolist() == [1, 2, 3, 4, 5]
 
 
 def test_a_model_no_data_suits_names_the_run():

@@ -2,8 +2,8 @@
 
 A dim that dynamo made symbolic (dynamic=True, mark_dynamic, automatic dynamic) gets
 - min: the symbol's lower bound; 1 instead of dynamo's own 0/1-specialization bound (2) when the
-  graph traces the same at size 1 (`min_one`), so the graph dynamo specializes for size 1 can
-  reuse the engine (engine_cache.py);
+  graph traces the same with that symbol at 1 (`min_one`), so the graph dynamo specializes for
+  size 1 can reuse the engine (engine_cache.py);
 - opt: its size in this call;
 - max: the symbol's upper bound capped by `dynamic_shape_max`, or when that is unset by
   max(2 * opt, DEFAULT_MAX_FLOOR).
@@ -19,8 +19,11 @@ from .graph_signature import SIZE
 DEFAULT_MAX_FLOOR = 64
 
 
-def input_specs(signature, tensors, settings, static=False, previous=None, min_one=True):
-    """One Input per user tensor; `static` pins every dim, `previous` specs are widened to include this call."""
+def input_specs(signature, tensors, settings, static=False, previous=None, min_one=None):
+    """One Input per user tensor; `static` pins every dim, `previous` specs are widened to include this call.
+
+    `min_one`: the symbols whose dims may go down to 1 (None: all of them).
+    """
     specs = []
     for k, tensor in enumerate(tensors):
         lows, highs = [], []
@@ -29,7 +32,8 @@ def input_specs(signature, tensors, settings, static=False, previous=None, min_o
             if expr is None or static:
                 low, high = size, size
             else:
-                low, high = _range(signature.shape_env, expr, size, settings, min_one)
+                one = min_one is None or expr.free_symbols <= min_one
+                low, high = _range(signature.shape_env, expr, size, settings, one)
             if previous is not None:
                 low, high = min(low, previous[k].min_shape[d]), max(high, previous[k].max_shape[d])
             lows.append(low)
@@ -59,20 +63,23 @@ def _finite(bound):
     return int(bound)
 
 
-def alternate_args(signature, args, specs):
-    """The graph's arguments with every dynamic dim at another size that passes dynamo's guards, or None.
+def sizes_of(signature, args):
+    """Each symbol's size in these arguments."""
+    return {symbol: args[signature.input_positions[k]].shape[d] for symbol, (k, d) in signature.symbols.items()}
+
+
+def alternate_args(signature, args, specs, symbol):
+    """The arguments with the dims of `symbol` at another size in range that passes dynamo's guards, or None.
 
     Values of the resized tensors repeat along the grown dims, so indices and masks stay valid.
     """
-    tensors = [args[p] for p in signature.input_positions]
+    k, d = signature.symbols[symbol]
+    size, low, high = args[signature.input_positions[k]].shape[d], max(specs[k].min_shape[d], 2), specs[k].max_shape[d]
     for change in _CHANGES:
-        values = {symbol: change(tensors[k].shape[d]) for symbol, (k, d) in signature.symbols.items()}
-        if not all(max(specs[k].min_shape[d], 2) <= values[symbol] <= specs[k].max_shape[d]
-                   for symbol, (k, d) in signature.symbols.items()):
-            continue
-        other = resized_args(signature, args, values)
-        if other is not None and _guards_pass(signature, other):
-            return other
+        if low <= change(size) <= high:
+            other = resized_args(signature, args, {**sizes_of(signature, args), symbol: change(size)})
+            if other is not None and _guards_pass(signature, other):
+                return other
     return None
 
 

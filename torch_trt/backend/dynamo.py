@@ -14,14 +14,15 @@ runs in PyTorch with a warning, unless pass_through_build_failures=True, which r
 """
 
 import logging
+import operator
 
 import torch
 
 from .._settings import CompileSettings
 from ..errors import TorchTRTError
 from . import engine_cache
-from .dynamic_shapes import alternate_args, input_specs, resized_args
-from .fx_to_script import canonical_text, trace_frozen, without_runtime_asserts
+from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
+from .fx_to_script import canonical_text, tensor_version, trace_frozen, without_runtime_asserts
 from .graph_signature import UnsupportedGraph, signature_of
 from .pipeline import compile_frozen
 
@@ -38,7 +39,11 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
     if settings.debug:
         logger.info("FX graph from dynamo:\n%s", gm.print_readable(print_output=False))
     try:
-        compiled = CompiledGraph(gm, signature_of(gm, example_inputs), settings)
+        signature = signature_of(gm, example_inputs)
+        if not signature.input_positions or not signature.tensor_outputs:
+            logger.info("a graph without tensor inputs or tensor results runs in PyTorch")
+            return gm.forward
+        compiled = CompiledGraph(gm, signature, settings)
         compiled.build([_concrete(value) for value in example_inputs])
     except Exception as error:
         if settings.pass_through_build_failures:
@@ -58,14 +63,19 @@ class CompiledGraph:
     variants: (ranges, module, specs) tuples; the first whose ranges, (argument position, dim,
     min, max) of each dynamic dim, accept a call runs it. One variant normally; one per shape
     when the graph traces differently at other sizes (`per_shape`, every dynamic dim pinned).
-    baked: (position, tensor, version, value) of each baked argument as it was at the build.
+    baked_*: the baked arguments as they were at the build (tensors, their versions, other values).
+    A dynamic graph is traced again with each symbol changed; a different graph means the trace
+    depends on that size, and the graph gets `per_shape` engines.
     """
 
     def __init__(self, gm, signature, settings):
         self.gm, self.signature, self.settings = gm, signature, settings
         self.traceable = without_runtime_asserts(gm)
-        self.variants, self.baked = [], []
+        self.variants = []
+        self.baked_positions, self.baked_tensors, self.baked_values = [], [], []
+        self.versioned_positions, self.baked_versions = [], []
         self.per_shape = self.rebuild_failed = False
+        self.min_one = None  # the symbols whose dims may go down to 1, once a second trace checked them
 
     def __call__(self, *args):
         if self.variants and self._baked_changed(args):
@@ -73,17 +83,18 @@ class CompiledGraph:
             self.variants = []
         for ranges, module, _ in self.variants:
             if all(low <= args[p].shape[d] <= high for p, d, low, high in ranges):
-                return self.signature.pack(module(*[args[p] for p in self.signature.input_positions]), args)
+                return self._run(module, args)
         if self._rebuild(args):
-            return self(*args)
+            return self._run(self.variants[-1][1], args)
         return self.gm(*args)
+
+    def _run(self, module, args):
+        return self.signature.pack(module(*[args[p] for p in self.signature.input_positions]), args)
 
     def build(self, args):
         """Trace, check and compile the graph for these argument values; True when an engine came out."""
         signature, settings = self.signature, self.settings
         tensors = [args[p] for p in signature.input_positions]
-        if not tensors:
-            raise UnsupportedGraph("the graph has no tensor inputs")
         if self.per_shape and len(self.variants) >= MAX_SHAPES:
             raise UnsupportedGraph(f"the graph already has engines for {MAX_SHAPES} input shapes")
         device = settings.resolved_device(tensors[0].device)
@@ -93,11 +104,13 @@ class CompiledGraph:
         specs = input_specs(signature, tensors, settings, static=self.per_shape, previous=previous)
         frozen = trace_frozen(self.traceable, signature, args, static_sizes=self.per_shape)
         dynamic = signature.is_dynamic and not self.per_shape
-        if dynamic and not self._same_trace(frozen, resized_args(signature, args, dict.fromkeys(signature.symbols, 1))):
-            specs = input_specs(signature, tensors, settings, previous=previous, min_one=False)
-            if not self._same_trace(frozen, alternate_args(signature, args, specs)):
+        if dynamic:
+            if self.min_one is None:
+                self.min_one = self._symbols_free_down_to_one(frozen, args, specs)
+            if self.min_one is None:
                 logger.warning("a graph traces differently at other input sizes; torch_trt builds one engine per shape")
                 return self._build_per_shape(args)
+            specs = input_specs(signature, tensors, settings, previous=previous, min_one=self.min_one)
         try:
             hit = self._compile(frozen, specs, device)
         except TorchTRTError as error:
@@ -111,7 +124,7 @@ class CompiledGraph:
             return False
         variant = (self._ranges(hit[0]), hit[1], hit[0])
         self.variants = self.variants + [variant] if self.per_shape else [variant]
-        self.baked = [_snapshot(p, args[p]) for p in signature.baked_positions]
+        self._snapshot(args)
         return True
 
     def _compile(self, frozen, specs, device):
@@ -146,6 +159,17 @@ class CompiledGraph:
         self.rebuild_failed = True
         return False
 
+    def _symbols_free_down_to_one(self, frozen, args, specs):
+        """Trace again with each symbol's dims at 1, else at another size: the symbols that may go down to 1,
+        or None when some trace differs (the graph depends on that size)."""
+        signature, ones = self.signature, set()
+        for symbol in signature.symbols:
+            if self._same_trace(frozen, resized_args(signature, args, {**sizes_of(signature, args), symbol: 1})):
+                ones.add(symbol)
+            elif not self._same_trace(frozen, alternate_args(signature, args, specs, symbol)):
+                return None
+        return ones
+
     def _same_trace(self, frozen, other_args):
         """Whether tracing with `other_args` (other sizes of the dynamic dims) gives the same graph."""
         if other_args is None:
@@ -162,28 +186,29 @@ class CompiledGraph:
                 for d, expr in enumerate(self.signature.input_dims[k]) if expr is not None]
 
     def _baked_changed(self, args):
-        for position, tensor, version, value in self.baked:
-            arg = args[position]
-            if arg is tensor and (version is None or arg._version == version):
-                continue
-            if value is None or _scalar(arg) != value:
+        """Whether a baked argument is another tensor, was written to, or is another number than at the build."""
+        if not all(map(operator.is_, [args[p] for p in self.baked_positions], self.baked_tensors)):
+            return True
+        if [args[p]._version for p in self.versioned_positions] != self.baked_versions:
+            return True
+        for position, value in self.baked_values:
+            number = _scalar(args[position])
+            if number != value and not (number != number and value != value):  # NaN == NaN here
                 return True
         return False
 
-
-def _snapshot(position, value):
-    """(position, tensor, version, value): tensors are checked by identity and version, numbers by value."""
-    if not isinstance(value, torch.Tensor):
-        return position, None, None, value
-    try:
-        version = value._version
-    except RuntimeError:  # inference tensors have no version counter
-        version = None
-    number = value.item() if value.dim() == 0 and value.device.type == "cpu" else None
-    return position, value, version, number
+    def _snapshot(self, args):
+        """Remember the baked arguments: numbers (0-dim CPU tensors too) by value, tensors by identity and version."""
+        baked = self.signature.baked_positions
+        self.baked_values = [(p, _scalar(args[p])) for p in baked if _scalar(args[p]) is not None]
+        self.baked_positions = [p for p in baked if _scalar(args[p]) is None]
+        self.baked_tensors = [args[p] for p in self.baked_positions]
+        self.versioned_positions = [p for p in self.baked_positions if tensor_version(args[p]) is not None]
+        self.baked_versions = [args[p]._version for p in self.versioned_positions]
 
 
 def _scalar(value):
+    """The number a baked argument holds (a Python number or a 0-dim CPU tensor), else None."""
     if isinstance(value, torch.Tensor):
         return value.item() if value.dim() == 0 and value.device.type == "cpu" else None
     return value

@@ -20,8 +20,6 @@ from .torchscript import quiet_torchscript
 
 _TRAINING_ARGS = {"aten::dropout": 2, "aten::feature_dropout": 2, "aten::alpha_dropout": 2,
                   "aten::feature_alpha_dropout": 2, "aten::batch_norm": 5}
-
-
 _RUNTIME_ASSERTS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_constrain_range_for_size.default,
                     torch.ops.aten.sym_constrain_range.default, torch.ops.aten._assert_async.msg}
 
@@ -73,25 +71,34 @@ def trace_frozen(gm, signature, args, static_sizes=False):
 
     The trace runs the graph once, on copies of the inputs and buffers, so a graph that writes
     into them is refused without side effects (a write into a parameter is seen only afterwards).
+    It runs outside inference mode, where the copies have version counters.
     """
-    args, copied = list(args), []
-    for position in signature.input_positions + signature.baked_positions:
-        if isinstance(args[position], torch.Tensor) and not isinstance(args[position], torch.nn.Parameter):
-            args[position] = args[position].detach().clone()
-            copied.append(position)
-    parameters = [(p, args[p]._version) for p in signature.baked_positions if isinstance(args[p], torch.nn.Parameter)]
-    inputs = tuple(args[p] for p in signature.input_positions)
-    wrapper = _BakedGraph(gm, signature, args, static_sizes).eval()
-    with quiet_torchscript(), warnings.catch_warnings(), torch.no_grad():
+    with torch.inference_mode(False), quiet_torchscript(), warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        args = list(args)
+        for position in signature.input_positions + signature.baked_positions:
+            if isinstance(args[position], torch.Tensor) and not isinstance(args[position], torch.nn.Parameter):
+                args[position] = args[position].detach().clone()
+        versions = [(p, tensor_version(args[p])) for p in signature.input_positions + signature.baked_positions
+                    if isinstance(args[p], torch.Tensor)]
+        inputs = tuple(args[p] for p in signature.input_positions)
+        wrapper = _BakedGraph(gm, signature, args, static_sizes).eval()
         try:
             traced = torch.jit.trace(wrapper, inputs, check_trace=False)
         except Exception as error:  # the graph does something TorchScript cannot record
             raise UnsupportedGraph(f"torch.jit.trace failed: {type(error).__name__}: {error}") from error
         _check_inference_only(traced.inlined_graph)
-        if any(args[p]._version for p in copied) or any(args[p]._version != v for p, v in parameters):
+        if any(tensor_version(args[p]) != version for p, version in versions):
             raise UnsupportedGraph("the graph writes into an input, buffer or parameter, which an engine cannot do")
         return torch.jit.freeze(traced)
+
+
+def tensor_version(tensor):
+    """The tensor's version counter, None for an inference tensor (which has none)."""
+    try:
+        return tensor._version
+    except RuntimeError:
+        return None
 
 
 def _check_inference_only(graph):

@@ -56,7 +56,6 @@ class GraphSignature:
                 flat.append(value if kind == "const" else int(value.xreplace(self._sizes(args))))
         return flat[0] if self.output_type is None else self.output_type(flat)
 
-
     def _sizes(self, args):
         return {s: args[self.input_positions[k]].shape[d] for s, (k, d) in self.symbols.items()}
 
@@ -92,7 +91,7 @@ def signature_of(gm, example_inputs):
 
 
 def _kind(node, value):
-    if isinstance(value, torch.SymInt) or isinstance(value, (int, float, bool)):
+    if isinstance(value, (torch.SymInt, int, float, bool)):
         return BAKED
     if not isinstance(value, torch.Tensor):
         raise UnsupportedGraph(f"placeholder {node.name} is a {type(value).__name__}, not a tensor or SymInt")
@@ -139,12 +138,11 @@ def _outputs(gm, symbols):
         if isinstance(value, torch.Tensor) or value is _UNKNOWN:  # no metadata: tracing checks it is a tensor
             outputs.append(("tensor", tensors))
             tensors += 1
-        elif isinstance(value, torch.SymInt) and _expr(value) is not None:
-            expr = _expr(value)
-            if not expr.free_symbols <= set(symbols):
-                raise UnsupportedGraph(f"result {item} is a size ({expr}) not read from any input")
-            outputs.append(("sym", expr))
-        elif isinstance(value, (int, float, bool, type(None))) or isinstance(value, torch.SymInt):
+        elif _expr(value) is not None:
+            if not _expr(value).free_symbols <= set(symbols):
+                raise UnsupportedGraph(f"result {item} is a size ({_expr(value)}) not read from any input")
+            outputs.append(("sym", _expr(value)))
+        elif isinstance(value, (torch.SymInt, int, float, bool, type(None))):
             outputs.append(("const", int(value) if isinstance(value, torch.SymInt) else value))
         else:
             raise UnsupportedGraph(f"result {item} is a {type(value).__name__}; only tensors and numbers are handled")

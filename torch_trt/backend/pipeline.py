@@ -8,7 +8,6 @@ Every engine is built before the graph is stitched, so a failed build leaves the
 import contextlib
 import logging
 import time
-from collections import Counter
 
 import torch
 
@@ -29,10 +28,12 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
     graph = module.graph
     with debug_logging(settings.debug):
         result = partition_frozen(module, input_specs, settings, device, examples)
+        _warn_fallbacks(result.report)
         trt = resolve_target(settings.target)
         engines = [s for s in result.segments if s.kind == SegmentKind.ENGINE]
-        built = [_build(segment, index, len(engines), settings, trt, device) for index, segment in enumerate(engines, 1)]
-        for segment, engine_bytes in reversed(built):  # later segments first: earlier ones' values stay valid
+        built = [_build(segment, index, len(engines), settings, trt, device)
+                 for index, segment in enumerate(engines, 1)]
+        for segment, engine_bytes in reversed(built):  # last first: the boundary values of the rest stay in the graph
             stitch_engine(graph, segment, engine_bytes, target_name(trt), device)
         torch._C._jit_pass_dce(graph)
         torch._C._jit_pass_lint(graph)
@@ -42,14 +43,13 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
 
 
 def partition_frozen(module, input_specs, settings, device, examples=None):
-    """Lower the frozen module's forward and partition it; log the report (a warning summary on fallbacks)."""
+    """Lower the frozen module's forward and partition it; the report is logged at INFO."""
     graph = module.graph
     lower(graph)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
     result = partition(graph, settings, input_specs, device, examples)
     logger.info("%s", result.report)
-    _warn_fallbacks(result.report)
     return result
 
 
@@ -63,11 +63,9 @@ def _build(segment, index, count, settings, trt, device):
 
 def _warn_fallbacks(report):
     """One warning line when nodes run in PyTorch: how many, why, and where to see the details."""
-    codes = Counter(reason.code.value for _, reason in report.fallbacks)
-    if codes:
-        why = ", ".join(f"{code}: {count}" for code, count in codes.most_common())
+    if report.fallbacks:
         logger.warning("%d node(s) run in PyTorch (%s) around %d engine(s); torch_trt.explain(...) or debug=True "
-                       "shows which and why", sum(codes.values()), why, report.engine_count)
+                       "shows which and why", len(report.fallbacks), report.reason_counts(), report.engine_count)
 
 
 @contextlib.contextmanager

@@ -30,7 +30,7 @@ def compile(module, inputs, **options):
     with quiet_torchscript():
         scripted = to_script_module(module, examples)
         frozen = torch.jit.freeze(scripted.eval())
-    return compile_frozen(frozen, specs, settings, device)
+    return compile_frozen(frozen, specs, settings, device, examples)
 
 
 @contextlib.contextmanager

@@ -20,10 +20,16 @@ def _promoted(ctx, values):
     return [to_itensor(ctx, value, dtype) for value in values]
 
 
+def _is_legacy_empty(value):
+    """A 1-D tensor of shape (0,): torch.cat skips these whatever the other inputs' rank (e.g. an empty KV cache)."""
+    return tuple(value.shape) == (0,)
+
+
 @converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 def cat(ctx, node, args):
     """Join the tensors along dim."""
-    tensors = _promoted(ctx, args["tensors"].value)
+    values = args["tensors"].value
+    tensors = _promoted(ctx, [v for v in values if not _is_legacy_empty(v)] or values[:1])
     return _concatenate(ctx, node, tensors, normalize_dim(args["dim"].to_int(), rank(tensors[0])))
 
 

@@ -35,7 +35,7 @@ def partition(graph, settings, input_specs, device, examples=None):
     infos = analyze(graph, input_specs, device, examples)
     plan = segment_graph(graph, settings, infos)
     if settings.require_full_compilation:
-        reasons = [(describe_node(n), s.reasons[n]) for s in plan.segments for n in s.nodes if s.kind == SegmentKind.TORCH]
+        reasons = [(describe_node(node), reason) for s in plan.segments for node, reason in s.reasons.items()]
         if reasons:
             raise UnsupportedOperatorError(reasons)
     materialize(graph, plan, infos)

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import describe_node
-from .segment import SegmentKind
+from .support import is_tensor
 
 
 @dataclass
@@ -54,15 +54,19 @@ class PartitionReport:
         """(node description, Reason) for every node that runs in PyTorch."""
         return [entry for segment in self.segments for entry in segment.reasons]
 
+    def reason_counts(self):
+        """`no converter: 2, control flow: 1`: the fallbacks counted by reason code, most frequent first."""
+        codes = Counter(reason.code.value for _, reason in self.fallbacks)
+        return ", ".join(f"{code}: {count}" for code, count in codes.most_common())
+
     def __str__(self):
         engine_nodes = sum(s.node_count for s in self.segments if s.kind == "engine")
         total = sum(s.node_count for s in self.segments)
         lines = [f"torch_trt partition: {len(self.segments)} segment(s), {self.engine_count} engine(s); "
                  f"{engine_nodes} of {total} node(s) in engines"]
         lines += [f"  [{index}] {segment}" for index, segment in enumerate(self.segments)]
-        codes = Counter(reason.code.value for _, reason in self.fallbacks)
-        if codes:
-            lines.append("  fallbacks by reason: " + ", ".join(f"{code}: {n}" for code, n in codes.most_common()))
+        if self.fallbacks:
+            lines.append(f"  fallbacks by reason: {self.reason_counts()}")
         if self.glue:
             lines.append(f"  {self.glue} non-tensor node(s) (sizes, lists, tuples, int arithmetic) run in PyTorch; "
                          "engines that read them get their own copies")
@@ -78,14 +82,13 @@ def _segment_report(segment, infos):
     return SegmentReport(segment.kind.value, [node.kind() for node in segment.nodes],
                          [_describe(value, infos) for value in segment.inputs],
                          [_describe(value, infos) for value in segment.outputs],
-                         [(describe_node(node), segment.reasons[node]) for node in segment.nodes
-                          if segment.kind == SegmentKind.TORCH])
+                         [(describe_node(node), reason) for node, reason in segment.reasons.items()])
 
 
 def _describe(value, infos):
     """`%x (2, 3):float32` for tensors; `%n int = 4` for other values."""
     info = infos.get(value)
-    if value.type().kind() == "TensorType":
+    if is_tensor(value):
         return f"%{value.debugName()} {info.describe()}"
     return f"%{value.debugName()} {value.type()}" + (f" {info.describe()}" if info else "")
 

@@ -13,7 +13,7 @@ class SegmentKind(enum.Enum):
 
 @dataclass
 class Segment:
-    """Nodes in graph order; `inputs` are values they use from outside, `outputs` values used outside.
+    """Nodes in execution order; `inputs` are values they use from outside, `outputs` values used outside.
 
     Engine segments also carry one torch_trt.Input per input (`input_specs`), and the casts the
     stitched graph does around the engine call (`input_casts` / `output_casts`: a dtype or None per

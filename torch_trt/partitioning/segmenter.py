@@ -2,23 +2,23 @@
 
 Nodes fall in three groups. Constants are copied into each engine that reads them. Glue nodes
 are evaluator nodes with only non-tensor outputs (sizes, int arithmetic, lists, tuples): they
-run in PyTorch where PyTorch reads them, and each engine segment gets private copies of the
-"static" chains it reads (materialize.py), so they neither split segments nor cross a
-boundary. Every other node is placed: ENGINE, or TORCH with a Reason.
+run in PyTorch where PyTorch reads them; the "static" ones (the same value in every shape
+analysis run) also reach each engine that reads them as its own constant or rebuilt tensor
+list (materialize.py), so they neither split segments nor cross a boundary. Every other node
+is placed: ENGINE, or TORCH with a Reason.
 
 Placed nodes are list-scheduled in a topological order that keeps one kind going while it can,
 and segments are the runs of that order; being contiguous runs of a topological order, they
 cannot form a cycle. Nodes that write memory, have side effects or sub-blocks, or draw random
 numbers are barriers no node is moved across. Engine runs with fewer than min_block_size
-converted ops, and engine nodes whose non-tensor outputs leave their run, go to PyTorch and the
-schedule is redone until nothing changes (each round only moves nodes to PyTorch).
+converted ops, and engine nodes that would pass a non-tensor (or, without truncation, an int64
+tensor) across their run's boundary, go to PyTorch and the schedule is redone until nothing
+changes (each round only moves nodes to PyTorch, so it ends).
 """
 
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass
-
-import torch
 
 from .segment import Segment, SegmentKind, top_level_node, used_values
 from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
@@ -68,7 +68,7 @@ def segment_graph(graph, settings, infos):
     while True:
         reasons = _classify(placed, base, forced, statics, infos, settings)
         runs = _best_runs(placed, deps, reasons, barriers)
-        demoted = _demotions(runs, reasons, infos, settings)
+        demoted = _demotions(runs, reasons, statics, infos, settings)
         if not demoted:
             break
         forced.update(demoted)
@@ -87,8 +87,8 @@ def _statics(glue, base, infos):
     giving the same value in every shape-analysis run (a size of a dynamic dim, or an int read from data, is not)."""
     statics = set()
     for node in glue:
-        sources = base[node] is None and all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in statics for v in node.inputs())
-        if sources and all(infos[v].constant for v in node.outputs() if v in infos):
+        sources = all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in statics for v in node.inputs())
+        if base[node] is None and sources and all(infos[v].constant for v in node.outputs() if v in infos):
             statics.add(node)
     return statics
 
@@ -110,16 +110,25 @@ def _classify(placed, base, forced, statics, infos, settings):
     reasons = {}
     for node in placed:
         reason = base[node] or forced.get(node)
-        for value in [] if reason else node.inputs():
+        for value in [] if reason else _entering(node, statics, infos):
             producer = value.node()
-            if producer.kind() == "prim::Constant" or producer in statics:
-                continue
             if producer not in reasons or reasons[producer] is not None:
                 reason = boundary_problem(value, infos.get(value), settings)
                 if reason:
                     break
         reasons[node] = reason
     return reasons
+
+
+def _entering(node, statics, infos):
+    """The values a node in an engine takes from outside the engine's own static copies: its inputs, except
+    constants and plain statics (engine constants), with a tensor list built by statics replaced by what it reads."""
+    for value in node.inputs():
+        producer = value.node()
+        if producer in statics and value not in infos:  # rebuilt inside the engine: its own inputs enter
+            yield from _entering(producer, statics, infos)
+        elif producer.kind() != "prim::Constant" and producer not in statics:
+            yield value
 
 
 def _best_runs(placed, deps, reasons, barriers):
@@ -179,8 +188,8 @@ def _runs(order, kinds):
     return runs
 
 
-def _demotions(runs, reasons, infos, settings):
-    """Engine nodes that must move to PyTorch: non-tensors or int64 crossing their run's boundary, or too small a run."""
+def _demotions(runs, reasons, statics, infos, settings):
+    """Engine nodes to move to PyTorch: non-tensors or int64 crossing their run's boundary, or too small a run."""
     demoted = {}
     for kind, run in runs:
         if kind != ENGINE:
@@ -191,7 +200,7 @@ def _demotions(runs, reasons, infos, settings):
                 if not is_tensor(value) and any(top_level_node(u.user) not in inside for u in value.uses()):
                     demoted[node] = Reason(Code.NON_TENSOR, f"its non-tensor output %{value.debugName()} is "
                                                             "read outside its engine segment")
-            for value in node.inputs():
+            for value in _entering(node, statics, infos):
                 problem = value.node() in reasons and value.node() not in inside and \
                     boundary_problem(value, infos.get(value), settings)
                 if problem:

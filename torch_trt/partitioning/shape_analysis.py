@@ -69,8 +69,8 @@ def analyze(graph, input_specs, device, examples=None):
     dynamic = any(spec.is_dynamic for spec in input_specs)
     plan = [("opt", examples, True), ("min", None, dynamic), ("max", None, dynamic), ("opt", None, False)]
     runs = []
-    with torch.no_grad(), torch.random.fork_rng(devices=[device] if torch.device(device).type == "cuda" else []):
-        torch.manual_seed(0)  # the same shapes on every compile
+    with torch.no_grad(), torch.random.fork_rng(devices=_cuda_indices(device)):
+        torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
         for which, given, required in plan:
             run = _run(function, input_specs, which, given, device, required)
             if run is not None:
@@ -78,11 +78,21 @@ def analyze(graph, input_specs, device, examples=None):
     return {value: _info(value, index, runs) for index, value in enumerate(values)}
 
 
+def _cuda_indices(device):
+    device = torch.device(device)
+    if device.type != "cuda":
+        return []
+    return [device.index if device.index is not None else torch.cuda.current_device()]
+
+
 def _run(function, input_specs, which, given, device, required):
     """(input shapes, [(shape, dtype)] per value) of one run, trying each fill in turn; None if all fail."""
     errors = []
     for fill in ("given",) * (given is not None) + FILLS:
-        inputs = list(given) if fill == "given" else [_example(spec, which, fill, device) for spec in input_specs]
+        if fill == "given":  # copies: the graph may write to its inputs in place
+            inputs = [t.clone() for t in given]
+        else:
+            inputs = [_example(spec, which, fill, device) for spec in input_specs]
         try:
             outputs = function(*inputs)
         except Exception as error:  # the model rejects this data; the next fill may suit it
@@ -118,18 +128,22 @@ def _probe_graph(graph, input_specs):
             copy.eraseInput(index)
             del values[index]
     if len(values) != len(input_specs):
-        raise TorchTRTError(f"the module takes {len(values)} tensor inputs but {len(input_specs)} Input specs were given")
+        raise TorchTRTError(f"the module takes {len(values)} tensor inputs, {len(input_specs)} Input specs were given")
     probed = list(copy.inputs())
     for node, twin in zip(graph.nodes(), copy.nodes()):
         if node.kind() != "prim::Constant":
-            values += [v for v in node.outputs() if is_tensor(v) or _is_plain(v.type())]
-            probed += [v for v in twin.outputs() if is_tensor(v) or _is_plain(v.type())]
+            values += [v for v in node.outputs() if _is_recorded(v)]
+            probed += [v for v in twin.outputs() if _is_recorded(v)]
     for index in reversed(range(len(list(copy.outputs())))):
         copy.eraseOutput(index)
     for value in probed:
         copy.registerOutput(value)
     copy.makeMultiOutputIntoTuple()
     return copy, values
+
+
+def _is_recorded(value):
+    return is_tensor(value) or _is_plain(value.type())
 
 
 def _is_plain(type_):

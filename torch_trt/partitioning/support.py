@@ -7,6 +7,7 @@ Each answer is None (the node may run in an engine) or a Reason with a code for 
 """
 
 import enum
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -75,10 +76,17 @@ def is_tensor(value):
     return value.type().kind() == "TensorType"
 
 
+def writes_inputs(node):
+    """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
+    schema = _schema(node)
+    arguments = schema.arguments if schema else []
+    return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
+
+
 def engine_reason(node, settings, facts):
     """None when the node may run in an engine, else the first reason it cannot.
 
-    `facts` gives `info(value)` (shape analysis, or None) and `has_writers(value)` (alias analysis).
+    `facts` gives `info(value)` (a tensor's TensorInfo, or None) and `has_writers(value)` (alias analysis).
     """
     for check in (_control_flow, _mutation, _registries, _dtypes, _shapes):
         reason = check(node, settings, facts)
@@ -87,27 +95,39 @@ def engine_reason(node, settings, facts):
     return None
 
 
+def boundary_problem(value, info, settings):
+    """Why `value` (with TensorInfo `info`) may not enter an engine from outside it, or None."""
+    if not is_tensor(value):
+        return Reason(Code.NON_TENSOR, f"reads the non-tensor %{value.debugName()} ({value.type()}) from PyTorch")
+    if info is not None and info.dtype == torch.int64 and not settings.truncate_long_and_double:
+        return Reason(Code.DTYPE, f"reads the int64 tensor %{value.debugName()} from outside its engine segment "
+                                  "(allowed with truncate_long_and_double=True)")
+    return None
+
+
+def _schema(node):
+    return _parse(node.schema())
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(text):
+    return None if text == "(no schema)" else torch._C.parse_schema(text)
+
+
 def _control_flow(node, settings, facts):
     if list(node.blocks()):
         return Reason(Code.CONTROL_FLOW, f"{node.kind()} has sub-blocks; control flow runs in PyTorch")
     return None
 
 
-def writes_inputs(node):
-    """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
-    if node.schema() == "(no schema)":
-        return []
-    arguments = torch._C.parse_schema(node.schema()).arguments
-    return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
-
-
 def _mutation(node, settings, facts):
     """In-place ops, and views of tensors something writes to: an engine's outputs are copies, not aliases."""
-    for value in writes_inputs(node):
-        return Reason(Code.MUTATION, f"writes to its input %{value.debugName()} in place")
-    if node.schema() == "(no schema)":
+    written = writes_inputs(node)
+    if written:
+        return Reason(Code.MUTATION, f"writes to its input %{written[0].debugName()} in place")
+    schema = _schema(node)
+    if schema is None:
         return None
-    schema = torch._C.parse_schema(node.schema())
     aliased = {name for out in schema.returns if out.alias_info is not None for name in out.alias_info.before_set}
     for argument, value in zip(schema.arguments, node.inputs()):
         if argument.alias_info is not None and aliased & argument.alias_info.before_set and facts.has_writers(value):
@@ -117,16 +137,6 @@ def _mutation(node, settings, facts):
 
 def _registries(node, settings, facts):
     return unsupported_reason(node, settings)
-
-
-def boundary_problem(value, info, settings):
-    """Why `value` may not enter an engine from outside it (a Reason), or None."""
-    if not is_tensor(value):
-        return Reason(Code.NON_TENSOR, f"reads the non-tensor %{value.debugName()} ({value.type()}) from PyTorch")
-    if info is not None and info.dtype == torch.int64 and not settings.truncate_long_and_double:
-        return Reason(Code.DTYPE, f"reads the int64 tensor %{value.debugName()} from outside its engine segment "
-                                  "(allowed with truncate_long_and_double=True)")
-    return None
 
 
 def _dtypes(node, settings, facts):

@@ -36,7 +36,8 @@ def stitch_engine(graph, segment, engine_bytes, target, device):
     call.insertAfter(packed)
     unpack.insertAfter(call)
     last = unpack
-    for old, new, dtype in zip(segment.outputs, unpack.outputs(), segment.output_casts or [None] * len(segment.outputs)):
+    output_casts = segment.output_casts or [None] * len(segment.outputs)
+    for old, new, dtype in zip(segment.outputs, unpack.outputs(), output_casts):
         new.setType(old.type())
         if dtype is not None:
             new, last = _cast_after(graph, new, dtype, last)
