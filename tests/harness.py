@@ -45,6 +45,17 @@ def check_converter(function, inputs, converters, device, rtol=None, atol=None, 
     return compiled
 
 
+def make_input(spec, dtype, low=-9, high=9):
+    """A test input: `spec` itself when it is a tensor, else random data of that shape (ints in [low, high))."""
+    if isinstance(spec, torch.Tensor):
+        return spec
+    if dtype == torch.bool:
+        return torch.rand(spec) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(spec).to(dtype)
+    return torch.randint(low, high, spec, dtype=dtype)
+
+
 def _flatten(value):
     if isinstance(value, torch.Tensor):
         return [value]

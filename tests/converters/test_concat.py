@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness import check_converter
+from harness import check_converter, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
@@ -34,16 +34,6 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
 ]
 
 
-def _input(shape, dtype):
-    if isinstance(shape, torch.Tensor):
-        return shape
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    return torch.randint(-9, 9, shape, dtype=dtype)
-
-
 @pytest.mark.parametrize("name,function,converters,inputs,dtype", CASES, ids=[c[0] for c in CASES])
 def test_concat(name, function, converters, inputs, dtype, device):
-    check_converter(function, [_input(s, dtype) for s in inputs], converters, device)
+    check_converter(function, [make_input(s, dtype) for s in inputs], converters, device)

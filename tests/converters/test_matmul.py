@@ -2,7 +2,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check_converter
+from harness import check_converter, make_input
 
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 MM = {"aten::matmul"}
@@ -62,12 +62,8 @@ CASES = [  # id, function or module, converters, input shapes, dtype
 ]
 
 
-def _input(shape, dtype):
-    return torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.randint(-5, 6, shape, dtype=dtype)
-
-
 @pytest.mark.parametrize("name,function,converters,shapes,dtype", CASES, ids=[c[0] for c in CASES])
 def test_matmul(name, function, converters, shapes, dtype, device):
     if device == "cuda" and not dtype.is_floating_point:
         pytest.skip("eager PyTorch has no integer matmul on CUDA")
-    check_converter(function, [_input(s, dtype) for s in shapes], converters, device)
+    check_converter(function, [make_input(s, dtype, -5, 6) for s in shapes], converters, device)

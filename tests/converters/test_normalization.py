@@ -4,7 +4,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness import check_converter
-from torch_trt.errors import ConversionError
+
 
 F32, F16 = torch.float32, torch.float16
 BN, LN, GN = "aten::batch_norm", "aten::layer_norm", "aten::group_norm"

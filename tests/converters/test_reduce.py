@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness import check_converter
+from harness import check_converter, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
@@ -49,14 +49,6 @@ CASES = [  # id, function, converter, input shape, dtype
 ]
 
 
-def _input(shape, dtype):
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    return torch.randint(-4, 5, shape, dtype=dtype)
-
-
 @pytest.mark.parametrize("name,function,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
 def test_reduce(name, function, converter, shape, dtype, device):
-    check_converter(function, [_input(shape, dtype)], {converter}, device)
+    check_converter(function, [make_input(shape, dtype, -4, 5)], {converter}, device)
