@@ -114,12 +114,13 @@ class ConversionCtx:
         return tensors[0] if len(tensors) == 1 else tensors
 
     def constant(self, value):
-        """An ITensor holding a compile-time tensor (float64 -> float32; bool/uint8 via an int32 cast)."""
+        """An ITensor holding a compile-time tensor (float64 -> float32; bool, uint8 and bfloat16 through a cast)."""
         value = torch.as_tensor(value).detach().cpu()
         if value.dtype == torch.float64:
             value = value.float()
-        if value.dtype in (torch.bool, torch.uint8):
-            layer = self.net.add_cast(self.constant(value.to(torch.int32)), trt_dtype(self.trt, value.dtype))
+        stand_in = {torch.bool: torch.int32, torch.uint8: torch.int32, torch.bfloat16: torch.float32}.get(value.dtype)
+        if stand_in is not None:  # TensorRT constants take no BOOL/UINT8 weights, numpy has no bfloat16: cast
+            layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))
             return layer.get_output(0)
         array = np.ascontiguousarray(value.numpy())
         if array.ndim == 0:

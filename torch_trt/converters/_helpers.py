@@ -47,6 +47,16 @@ def promote_types(ctx, *values):
     return result.dtype if isinstance(result, torch.Tensor) else result
 
 
+def compute_dtype(ctx, dtype, candidates=(torch.float16, torch.bfloat16)):
+    """The dtype a compute-heavy op (convolution, matmul) runs in: float32 drops to float16 or bfloat16 when
+    enabled_precisions allows it (the output is cast back, so precision-sensitive ops stay in float32)."""
+    if dtype == torch.float32:
+        for reduced in candidates:
+            if reduced in ctx.settings.enabled_precisions:
+                return reduced
+    return dtype
+
+
 def cast(ctx, tensor, dtype):
     """`tensor` as `dtype` (torch dtype), adding a cast layer only when needed."""
     if dtype_of(ctx, tensor) == dtype:

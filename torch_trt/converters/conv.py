@@ -4,10 +4,11 @@ TensorRT's windowed layers are 2-D or 3-D over [N, C, *spatial]: `_helpers.spati
 unit trailing dim and unbatched input a unit batch, `unview` takes them off again. Weights must be compile-time constants and are cast to the input's dtype (networks are strongly typed).
 """
 
+import torch
 import torch.nn.functional as F
 
 from ..conversion.registry import converter
-from ._helpers import constant_weights, dtype_of, expand, host_weights, spatial_view, unview
+from ._helpers import cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, spatial_view, unview
 
 
 def _output_padding(kernel, padding, dilation, output_padding):
@@ -24,7 +25,8 @@ def _output_padding(kernel, padding, dilation, output_padding):
 def convolution(ctx, node, args):
     """1-D to 3-D convolution or transposed convolution with constant weights."""
     x = args["input"].itensor()
-    dtype, rank = dtype_of(ctx, x), len(x.shape)
+    # Kernel weights must have the input's dtype and numpy has no bfloat16: reduced precision means float16 here.
+    rank, dtype = len(x.shape), compute_dtype(ctx, dtype_of(ctx, x), candidates=(torch.float16,))
     kernel, bias = constant_weights(args["weight"]), args["bias"].optional(constant_weights)
     n, transposed, groups = kernel.dim() - 2, args["transposed"].to_bool(), args["groups"].to_int()
     stride, padding, dilation, output_padding = (expand(args[name].to_int_list(), n) for name in
@@ -35,8 +37,8 @@ def convolution(ctx, node, args):
         padding, post = padding + [0], post + [0]
     add = ctx.net.add_deconvolution_nd if transposed else ctx.net.add_convolution_nd
     maps = kernel.shape[1] * groups if transposed else kernel.shape[0]
-    layer = add(spatial_view(ctx, x, n), maps, tuple(kernel.shape[2:]), host_weights(ctx, kernel, dtype),
+    layer = add(spatial_view(ctx, cast(ctx, x, dtype), n), maps, tuple(kernel.shape[2:]), host_weights(ctx, kernel, dtype),
                 None if bias is None else host_weights(ctx, bias, dtype))
     layer.num_groups, layer.stride_nd, layer.dilation_nd = groups, stride, dilation
     layer.pre_padding, layer.post_padding = padding, post
-    return ctx.set_output(node, [unview(ctx, layer.get_output(0), rank, n)])
+    return ctx.set_output(node, [cast(ctx, unview(ctx, layer.get_output(0), rank, n), dtype_of(ctx, x))])

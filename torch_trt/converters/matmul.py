@@ -9,7 +9,7 @@ operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only eq
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import cast, promote_types, rank, unsqueeze_to_rank
+from ._helpers import cast, compute_dtype, promote_types, rank, unsqueeze_to_rank
 
 
 def _operand(ctx, tensor, batch_dims, dtype):
@@ -28,7 +28,7 @@ def matmul(ctx, node, args):
     dtype = promote_types(ctx, a, b)
     # TensorRT's matrix multiply takes float inputs only: integer products run in float32 (exact
     # while the partial sums stay below 2**24) and are cast back to the integer dtype.
-    compute = dtype if dtype.is_floating_point else torch.float32
+    compute = compute_dtype(ctx, dtype) if dtype.is_floating_point else torch.float32
     batch_dims = max(rank(a), rank(b), 2) - 2
     input0, op0 = _operand(ctx, a, batch_dims, compute)
     input1, op1 = _operand(ctx, b, batch_dims, compute)
