@@ -43,3 +43,10 @@ def test_compile_rejects_unknown_option():
 def test_invalid_settings(options, message):
     with pytest.raises(ValueError, match=message):
         torch_trt.CompileSettings.from_options(options)
+
+
+def test_engines_run_where_the_module_is_when_only_specs_are_given():
+    from torch_trt.backend.torchscript import prepare
+
+    _, _, _, device, examples = prepare(torch.nn.Linear(4, 2), [torch_trt.Input((3, 4))], {"target": "reference"})
+    assert device == torch.device("cpu") and examples[0].device == device

@@ -20,17 +20,26 @@ def compile(module, inputs, **options):
     `inputs` is a list of `torch_trt.Input` or example tensors, one per forward argument;
     `options` are CompileSettings fields (unknown names are an error that lists the valid ones).
     """
+    frozen, specs, settings, device, examples = prepare(module, inputs, options)
+    return compile_frozen(frozen, specs, settings, device, examples)
+
+
+def prepare(module, inputs, options):
+    """Validate the arguments of compile/explain and freeze the module: (frozen, specs, settings, device, examples).
+
+    Engines run where the example tensors are, else where the module's parameters are, else on CUDA when present.
+    """
     settings = CompileSettings.from_options(options)
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
-    example_device = next((i.device for i in inputs if isinstance(i, torch.Tensor)), None)
-    device = settings.resolved_device(example_device)
+    tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
+    parameters = list(module.parameters()) if isinstance(module, torch.nn.Module) else []
+    device = settings.resolved_device(next((t.device for t in tensors + parameters), None))
     examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
     with quiet_torchscript():
-        scripted = to_script_module(module, examples)
-        frozen = torch.jit.freeze(scripted.eval())
-    return compile_frozen(frozen, specs, settings, device, examples)
+        frozen = torch.jit.freeze(to_script_module(module, examples).eval())
+    return frozen, specs, settings, device, examples
 
 
 @contextlib.contextmanager
