@@ -50,6 +50,17 @@ def converter(schema, supports=None):
     return register
 
 
+def converter_table(table, convert, what):
+    """Register `convert(ctx, node, args, value)` for each schema -> value row, as a converter named after the value."""
+    for schema, value in table.items():
+        def function(ctx, node, args, value=value):
+            return convert(ctx, node, args, value)
+
+        function.__name__ = function.__qualname__ = value.lower()
+        function.__doc__ = f"{what} {value}."
+        converter(schema)(function)
+
+
 def evaluator(kind_or_schema, supports=None):
     """Register an evaluator `(ctx, node, args) -> value(s)` for a node kind (any overload) or a schema."""
     parsed = _parse(kind_or_schema) if "(" in kind_or_schema else None

@@ -1,6 +1,6 @@
 """Activation converters: one IActivationLayer each, alpha/beta from the schema's arguments."""
 
-from ..conversion.registry import converter
+from ..conversion.registry import converter, converter_table
 from ._helpers import elementwise
 
 
@@ -17,17 +17,8 @@ _SIMPLE = {
 }
 
 
-def _simple_converter(kind):
-    def convert(ctx, node, args):
-        return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
-
-    convert.__name__ = kind.lower()
-    convert.__doc__ = f"{kind} activation."
-    return convert
-
-
-for _schema, _kind in _SIMPLE.items():
-    converter(_schema)(_simple_converter(_kind))
+converter_table(_SIMPLE, lambda ctx, node, args, kind: _activation(
+    ctx, node, args[0], getattr(ctx.trt.ActivationType, kind)), "Activation")
 
 
 @converter('aten::gelu(Tensor self, *, str approximate="none") -> Tensor')

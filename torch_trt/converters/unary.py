@@ -2,7 +2,7 @@
 
 import torch
 
-from ..conversion.registry import converter
+from ..conversion.registry import converter, converter_table
 from ._helpers import cast, dtype_of
 
 _UNARY = {
@@ -21,20 +21,14 @@ _UNARY = {
 _FLOAT_ONLY = {"EXP", "LOG", "SQRT", "SIN", "COS", "ERF", "RECIP"}
 
 
-def _unary_converter(op_name):
-    def convert(ctx, node, args):
-        x = args[0].itensor()
-        if op_name in _FLOAT_ONLY and not dtype_of(ctx, x).is_floating_point:
-            x = cast(ctx, x, torch.float32)  # PyTorch promotes integer inputs of these ops to float
-        return ctx.set_output(node, ctx.net.add_unary(x, getattr(ctx.trt.UnaryOperation, op_name)))
-
-    convert.__name__ = op_name.lower()
-    convert.__doc__ = f"Unary {op_name}."
-    return convert
+def _unary(ctx, node, args, op_name):
+    x = args[0].itensor()
+    if op_name in _FLOAT_ONLY and not dtype_of(ctx, x).is_floating_point:
+        x = cast(ctx, x, torch.float32)  # PyTorch promotes integer inputs of these ops to float
+    return ctx.set_output(node, ctx.net.add_unary(x, getattr(ctx.trt.UnaryOperation, op_name)))
 
 
-for _schema, _op in _UNARY.items():
-    converter(_schema)(_unary_converter(_op))
+converter_table(_UNARY, _unary, "Unary")
 
 
 @converter("aten::rsqrt(Tensor self) -> Tensor")
