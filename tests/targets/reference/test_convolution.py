@@ -118,7 +118,6 @@ REFUSED = {
     "rank": ((1, 2, 8), F32, conv, "rank-4 input"),
     "1d": ((1, 2, 8), F32, lambda net, a: net.add_convolution_nd(a, 4, (3,), np.ones(24, np.float32)), "2-D or 3-D"),
     "int32_input": ((1, 2, 8, 8), I32, conv, "FLOAT, HALF or BF16"),
-    "kernel_count": ((1, 2, 8, 8), F32, lambda net, a: conv(net, a, maps=5), "kernel holds 72 weights"),
     "empty_kernel": ((1, 2, 8, 8), F32, lambda net, a: net.add_convolution_nd(a, 4, (3, 3), trt.Weights()), "empty"),
     "channels_groups": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), num_groups=3),
                         "input channels 2 are not divisible"),
@@ -133,7 +132,6 @@ REFUSED = {
     "stride_zero": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), stride_nd=(0, 1)), "must be >= 1"),
     "dilation_zero": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), dilation_nd=(1, 0)), "must be >= 1"),
     "negative_padding": ((1, 2, 8, 8), F32, lambda net, a: _then(net, conv(net, a), post_padding=(0, -1)), ">= 0"),
-    "deconv_kernel_count": ((1, 2, 4, 4), F32, lambda net, a: deconv(net, a, W, 3), "CKRS shape (2, 3, 3, 3)"),
     "deconv_crops_all": ((1, 2, 1, 1), F32, lambda net, a: _then(net, deconv(net, a, W1, 1), padding_nd=(1, 1)),
                          "crops away"),
 }
@@ -192,3 +190,15 @@ def test_window_larger_than_padded_input_is_refused_at_build(run_network):
     x, kernel = torch.randn(1, 1, 2, 2), torch.randn(1, 1, 3, 3)
     with pytest.raises(AssertionError, match="larger than the padded input"):
         run_network(lambda net, a: net.add_convolution_nd(a, 1, (3, 3), kernel.numpy()).get_output(0), [x])
+
+
+# num_groups is set after add_*, so a kernel whose weight count fits no grouping is refused by the build.
+REFUSED_AT_BUILD = {
+    "kernel_count": ((1, 2, 8, 8), F32, lambda net, a: conv(net, a, maps=5), "kernel holds 72 weights"),
+    "deconv_kernel_count": ((1, 2, 4, 4), F32, lambda net, a: deconv(net, a, W, 3), "CKRS shape (2, 3, 3, 3)"),
+}
+
+
+@pytest.mark.parametrize("shape, dtype, define, message", REFUSED_AT_BUILD.values(), ids=REFUSED_AT_BUILD.keys())
+def test_refused_at_build(refused_at_build, shape, dtype, define, message):
+    assert message in refused_at_build(define, [(shape, dtype)])

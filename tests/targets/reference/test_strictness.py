@@ -89,7 +89,7 @@ RULES = {
                           "must be a non-zero bitmask"),
     "normalization_axes_past_rank": ("add", lambda n, x, s, b: n.add_normalization(x, s, b, 1 << 3),
                                      [((2, 3, 4), F32), ((1, 1, 4), F32), ((1, 1, 4), F32)], "beyond rank 3"),
-    "convolution_kernel_channels": ("add", lambda n, x: _conv(n, x, 2, (3, 3), 4), [((1, 3, 5, 5), F32)],
+    "convolution_kernel_channels": ("build", lambda n, x: _conv(n, x, 2, (3, 3), 4), [((1, 3, 5, 5), F32)],
                                     "kernel holds 72 weights"),
     "convolution_rank": ("add", lambda n, x: _conv(n, x, 1, (3, 3), 1), [((1, 5, 5), F32)], "needs a rank-4 input"),
     "pooling_rank": ("add", lambda n, x: n.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2)), [((3, 4, 4), F32)],

@@ -154,7 +154,9 @@ class ILayer:
         """Raise NetworkError when the (meta) inputs break one of TensorRT's rules for this layer."""
 
     def _check_built(self, inputs):
-        """Like _check, for rules on attributes usually set after add_* (e.g. num_groups); run by the builder."""
+        """Rules only the builder checks, on values no shape depends on (e.g. constant gather indices).
+
+        Rules on attributes converters set after add_* (num_groups, axis, mode) go in _check with check_deferred."""
 
     def _compute(self, inputs, weights):
         """The layer's semantics: input tensors (and weight tensors by attribute) -> output tensor(s)."""

@@ -3,7 +3,7 @@
 import torch
 
 from ..enums import LayerType
-from ..network import ILayer, ITensor, check, network_method
+from ..network import ILayer, ITensor, check, check_deferred, network_method
 
 # Data types TensorRT's concatenation accepts (no UINT8, no FP8).
 _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float16, torch.float32, torch.bfloat16)
@@ -32,16 +32,12 @@ class IConcatenationLayer(ILayer):
               f"{[t.dtype for t in inputs]}; insert a cast")
         check(inputs[0].dtype in _TYPES, f"concatenation does not accept {inputs[0].dtype} inputs")
 
-    def _check_built(self, inputs):
-        # Checked when building: converters set axis after add_concatenation.
-        shapes, rank = [tuple(t.shape) for t in inputs], inputs[0].dim()
-        check(0 <= self.axis < rank, f"concatenation axis {self.axis} is out of range for rank {rank}")
-        check(_joinable(shapes, self.axis), f"concatenation inputs {shapes} differ in a dim other than axis "
-              f"{self.axis}")
+        # Converters set axis after add_concatenation: a misfit waits for it, and the build refuses if it stays.
+        check_deferred(0 <= self.axis < rank, f"concatenation axis {self.axis} is out of range for rank {rank}")
+        check_deferred(_joinable(shapes, self.axis), f"concatenation inputs {shapes} differ in a dim other than axis "
+                       f"{self.axis}")
 
     def _compute(self, inputs, weights):
-        if inputs[0].is_meta and not _joinable([tuple(t.shape) for t in inputs], self.axis):
-            return inputs[0]  # a stand-in while converters set axis; _check_built refuses a build if it never fits
         return torch.cat(inputs, self.axis)
 
 

@@ -103,8 +103,10 @@ class _Convolution(WindowedLayer):
         check(self.kernel is not None and self.kernel.size > 0,
               "kernel weights are empty; kernels given as tensors through set_input(1) are not supported")
         shape = self._kernel_shape(channels, groups)
-        check(self._groups(channels, self.kernel.size) is not None, f"kernel holds {self.kernel.size} weights, "
-              f"but {self._layout} shape {shape} needs {math.prod(shape)} (the input channel dim must be static)")
+        # Converters set num_groups after add_*: a grouped kernel waits for it, and the build refuses if it never fits.
+        check_deferred(self.kernel.size == math.prod(shape), f"kernel holds {self.kernel.size} weights, but "
+                       f"{self._layout} shape {shape} for num_groups {groups} needs {math.prod(shape)}; set num_groups "
+                       "(the input channel dim must be static)")
         bias_size = 0 if self.bias is None else self.bias.size
         check(bias_size in (0, maps), f"bias holds {bias_size} weights, expected num_output_maps = {maps}")
         # Networks are strongly typed: weights are not converted to the input's type; add_cast the input instead.
@@ -113,29 +115,9 @@ class _Convolution(WindowedLayer):
                 check(TORCH_DTYPE[weights.dtype] == x.dtype, f"{name} weights are {weights.dtype.name} but the input "
                       f"is {TRT_DTYPE[x.dtype].name}; weights must match the input type (add_cast the input)")
 
-    def _check_built(self, inputs):
-        # Checked when building: converters set num_groups after add_*, so add time accepts any grouping that fits.
-        channels, groups = inputs[0].shape[1], self.num_groups
-        shape = self._kernel_shape(channels, groups)
-        check(self.kernel.size == math.prod(shape), f"kernel holds {self.kernel.size} weights, but {self._layout} "
-              f"shape {shape} for num_groups {groups} needs {math.prod(shape)}; set num_groups")
-
-    def _groups(self, channels, count):
-        """num_groups if the kernel's weight count fits it; while num_groups is still 1, the grouping the kernel
-        fits (converters set num_groups after add_*, which already infers shapes; _check_built refuses a build
-        whose num_groups never matches); None if nothing fits."""
-        candidates = [self.num_groups] if self.num_groups != 1 else range(1, channels + 1)
-        return next((g for g in candidates if channels % g == 0 and self.num_output_maps % g == 0
-                     and count == math.prod(self._kernel_shape(channels, g))), None)
-
     def _kernel(self, x, weights):
-        """(kernel in its layout, groups): shape inference accepts a grouping still to be set, the build does not."""
-        count, channels = weights["kernel"].numel(), x.shape[1]
-        groups = self._groups(channels, count) if x.is_meta else self.num_groups
-        shape = self._kernel_shape(channels, groups)
-        check(count == math.prod(shape), f"kernel holds {count} weights, but {self._layout} shape {shape} "
-              f"needs {math.prod(shape)}; set num_groups")
-        return weights["kernel"].reshape(shape), groups
+        """(kernel in its layout, groups); _check has made sure the weight count fits num_groups."""
+        return weights["kernel"].reshape(self._kernel_shape(x.shape[1], self.num_groups)), self.num_groups
 
     def _dilated(self):
         """DK = 1 + dilation * (kernel - 1) per spatial dim."""

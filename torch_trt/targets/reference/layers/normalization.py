@@ -9,7 +9,7 @@ takes them per channel ([1, C, 1, ...]).
 import torch
 
 from ..enums import LayerType
-from ..network import ILayer, check, network_method
+from ..network import ILayer, check, check_deferred, network_method
 from .reduce import axes_from_mask
 
 _FLOAT = (torch.float32, torch.float16, torch.bfloat16)
@@ -55,7 +55,7 @@ class INormalizationLayer(ILayer):
 
     is_v2 = property(lambda self: self._is_v2)
 
-    def _affine_target(self, name, tensor, x, built):
+    def _affine_target(self, name, tensor, x):
         """The shape scale/bias broadcast to: the input's, with dim 1 = G for v1 GroupNorm (one value per group)."""
         target = list(x.shape)
         if self._is_v2 or x.dim() < 3:
@@ -63,14 +63,13 @@ class INormalizationLayer(ILayer):
         extent = tensor.shape[1]
         if self.num_groups > 1:
             target[1] = self.num_groups
-        elif extent not in (1, x.shape[1]) and extent and x.shape[1] % extent == 0:
-            # num_groups can only be set after add_normalization, so a per-group scale waits for the build.
-            check(not built, f"normalization {name} {tuple(tensor.shape)} holds one value per group of channels "
-                  f"of input {tuple(x.shape)}, but num_groups is 1; set num_groups = {extent}")
-            target[1] = extent
+        else:  # num_groups can only be set after add_normalization: a per-group scale waits for it
+            per_group = extent not in (1, x.shape[1]) and extent and x.shape[1] % extent == 0
+            check_deferred(not per_group, f"normalization {name} {tuple(tensor.shape)} holds one value per group of "
+                           f"channels of input {tuple(x.shape)}, but num_groups is 1; set num_groups = {extent}")
         return target
 
-    def _check(self, inputs, built=False):
+    def _check(self, inputs):
         x, scale, bias = inputs
         check(x.dtype in _FLOAT, f"normalization needs a float input, got {x.dtype}; insert a cast")
         axes_from_mask(self.axes, x.dim(), "normalization")
@@ -79,12 +78,9 @@ class INormalizationLayer(ILayer):
             _check_groups(x, self.num_groups, self.axes)
         for name, tensor in (("scale", scale), ("bias", bias)):
             _check_like_input(name, tensor, x)
-            target = self._affine_target(name, tensor, x, built)
+            target = self._affine_target(name, tensor, x)
             check(all(d in (1, t) for d, t in zip(tensor.shape, target)),
                   f"normalization {name} {tuple(tensor.shape)} does not broadcast to {tuple(target)}")
-
-    def _check_built(self, inputs):
-        self._check(inputs, built=True)
 
     def _compute(self, inputs, weights):
         # Computes in the input dtype: strongly typed networks pick the precision by casting the input (NvInfer.h).

@@ -7,7 +7,7 @@ be a tensor (input 4).
 import torch
 
 from ..enums import LayerType, SampleMode
-from ..network import ILayer, check, network_method
+from ..network import ILayer, check, check_deferred, network_method
 from ..types import to_dims
 
 _PARAMETERS = ("start", "shape", "stride")
@@ -66,32 +66,32 @@ class ISliceLayer(ILayer):
             check(len(inputs) <= index or inputs[index] is None,
                   f"slice {name} given as a tensor (set_input({index})) is not supported by the reference yet; "
                   "set it as Dims")
-
-    def _check_built(self, inputs):
-        # Checked when building: converters set mode, axes and the fill value after add_slice.
+        # Converters set mode, axes and the fill value after add_slice: a misfit waits for them, the build refuses.
         data, rank, count = inputs[0], inputs[0].dim(), len(self.start)
         self._check_fill(data, inputs[4] if len(inputs) > 4 else None)
         if self.axes is None:
-            check(count == rank, f"slice start/shape/stride have {count} entries, need one per input dim ({rank})")
+            check_deferred(count == rank, f"slice start/shape/stride have {count} entries, need one per input dim "
+                           f"({rank})")
         else:
             axes = tuple(self.axes)
-            check(count == len(axes), f"slice start/shape/stride have {count} entries, need one per axis "
-                  f"({len(axes)})")
-            check(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
-            check(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
+            check_deferred(count == len(axes), f"slice start/shape/stride have {count} entries, need one per axis "
+                           f"({len(axes)})")
+            check_deferred(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
+            check_deferred(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
         dynamic = [d == -1 for d in self._inputs[0].shape]  # dynamic dims can only be checked at run time
         for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
             problem = None if dynamic[dim] else _unreadable(data.shape[dim], *parameters, self.mode, dim)
-            check(problem is None, problem)
+            check_deferred(problem is None, problem)
 
     def _check_fill(self, data, fill):
         """The fill value (input 4): FILL mode only, a scalar of the data's dtype or one convertible to it."""
         if fill is None:
             return
-        check(self.mode == SampleMode.FILL, f"slice fill value (input 4) needs SampleMode.FILL, mode is {self.mode}")
-        check(fill.dim() == 0, f"slice fill value must be a 0-D tensor, got shape {tuple(fill.shape)}")
-        check(fill.dtype == data.dtype or (fill.dtype in _CONVERTIBLE and data.dtype in _CONVERTIBLE),
-              f"slice fill value dtype {fill.dtype} does not convert to the input dtype {data.dtype}")
+        check_deferred(self.mode == SampleMode.FILL,
+                       f"slice fill value (input 4) needs SampleMode.FILL, mode is {self.mode}")
+        check_deferred(fill.dim() == 0, f"slice fill value must be a 0-D tensor, got shape {tuple(fill.shape)}")
+        check_deferred(fill.dtype == data.dtype or (fill.dtype in _CONVERTIBLE and data.dtype in _CONVERTIBLE),
+                       f"slice fill value dtype {fill.dtype} does not convert to the input dtype {data.dtype}")
 
     def _parameters(self, shape):
         """(start, count, stride) per input dim; dims not named in `axes` are copied whole."""
@@ -102,14 +102,12 @@ class ISliceLayer(ILayer):
 
     def _compute(self, inputs, weights):
         data = inputs[0]
-        if len(self.start) != (data.dim() if self.axes is None else len(self.axes)):
-            return data  # a stand-in while converters set axes; _check_built refuses a build if they never match
         fill = inputs[4] if len(inputs) > 4 and inputs[4] is not None else torch.zeros((), device=data.device)
         for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
             mode, problem = self.mode, _unreadable(data.shape[dim], *parameters, self.mode, dim)
-            if problem and not data.is_meta:
+            if problem and not data.is_meta:  # dynamic dims are only checked at run time (_check covers static ones)
                 raise IndexError(problem)
-            if problem:  # while the network is defined: FILL gives the same shape, the builder reports the problem
+            if problem:  # a dynamic dim's probe size: FILL gives the same output shape
                 mode = SampleMode.FILL
             index = _positions(data.shape[dim], *parameters, mode)
             if mode == SampleMode.FILL:  # append a slab of fill values for out-of-range reads to land on
