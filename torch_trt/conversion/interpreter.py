@@ -12,7 +12,7 @@ import torch
 from ..errors import ConversionError, TorchTRTError
 from .args import Arg, Args
 from .context import trt_dtype
-from .registry import find_converter, find_evaluator
+from .registry import find_converter, find_evaluator, node_schema
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +46,8 @@ def node_args(ctx, node):
 
 
 def _argument_names(node):
-    text = node.schema()
-    return [] if text == "(no schema)" else [a.name for a in torch._C.parse_schema(text).arguments]
+    schema = node_schema(node)
+    return [] if schema is None else [a.name for a in schema.arguments]
 
 
 def convert_node(ctx, node):

@@ -73,17 +73,20 @@ def evaluator(kind_or_schema, supports=None):
     return register
 
 
-def schema_key(node):
-    """(name, overload_name) of the node's matched schema, or None for nodes without one (prim ops)."""
-    return _schema_key(node.schema())
+def node_schema(node):
+    """The node's matched FunctionSchema, parsed once per schema text; None for nodes without one (prim ops)."""
+    return _parse_node_schema(node.schema())
 
 
 @functools.lru_cache(maxsize=None)
-def _schema_key(text):
-    if text == "(no schema)":
-        return None
-    parsed = torch._C.parse_schema(text)
-    return (parsed.name, parsed.overload_name)
+def _parse_node_schema(text):
+    return None if text == "(no schema)" else torch._C.parse_schema(text)
+
+
+def schema_key(node):
+    """(name, overload_name) of the node's matched schema, or None for nodes without one."""
+    schema = node_schema(node)
+    return schema and (schema.name, schema.overload_name)
 
 
 def find_converter(node):

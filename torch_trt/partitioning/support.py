@@ -7,12 +7,11 @@ Each answer is None (the node may run in an engine) or a Reason with a code for 
 """
 
 import enum
-import functools
 from dataclasses import dataclass
 
 import torch
 
-from ..conversion.registry import find_converter, find_evaluator, schema_key
+from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 
 # Tensor dtypes engines compute in. int64 may not enter an engine from outside (boundary_problem), and
 # float64 not at all, unless truncate_long_and_double narrows them to these at the boundary.
@@ -78,7 +77,7 @@ def is_tensor(value):
 
 def writes_inputs(node):
     """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
-    schema = _schema(node)
+    schema = node_schema(node)
     arguments = schema.arguments if schema else []
     return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
 
@@ -105,15 +104,6 @@ def boundary_problem(value, info, settings):
     return None
 
 
-def _schema(node):
-    return _parse(node.schema())
-
-
-@functools.lru_cache(maxsize=None)
-def _parse(text):
-    return None if text == "(no schema)" else torch._C.parse_schema(text)
-
-
 def _control_flow(node, settings, facts):
     if list(node.blocks()):
         return Reason(Code.CONTROL_FLOW, f"{node.kind()} has sub-blocks; control flow runs in PyTorch")
@@ -125,7 +115,7 @@ def _mutation(node, settings, facts):
     written = writes_inputs(node)
     if written:
         return Reason(Code.MUTATION, f"writes to its input %{written[0].debugName()} in place")
-    schema = _schema(node)
+    schema = node_schema(node)
     if schema is None:
         return None
     aliased = {name for out in schema.returns if out.alias_info is not None for name in out.alias_info.before_set}
