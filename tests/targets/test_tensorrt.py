@@ -13,6 +13,7 @@ import torch_trt.targets
 from conformance.fake_tensorrt import fake_tensorrt
 from conformance.manifest import Manifest
 from conformance.recorder import Recorder, report, violations
+from torch_trt.conversion.context import TargetLogger
 from torch_trt.errors import TorchTRTError
 from torch_trt.targets import tensorrt as trt_target
 
@@ -82,15 +83,16 @@ def _recorded(fake):
     return recorder, recorder.module(fake)
 
 
-def test_logger_maps_severities_to_python_logging(caplog):
+def test_target_logger_keeps_errors_and_forwards_the_rest(caplog):
+    """The one ILogger both targets get: errors are kept for the exception, warnings reach Python logging."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
-    trt_logger = trt_target.python_logger(trt, "torch_trt.test_tensorrt")
-    with caplog.at_level(logging.DEBUG, logger="torch_trt.test_tensorrt"):
+    trt_logger = TargetLogger(trt)
+    with caplog.at_level(logging.DEBUG, logger="torch_trt.conversion.context"):
         for severity in ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE"):
             trt_logger.log(getattr(trt.ILogger, severity), f"{severity} message")
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
-        (logging.CRITICAL, "INTERNAL_ERROR message"), (logging.ERROR, "ERROR message"),
-        (logging.WARNING, "WARNING message"), (logging.INFO, "INFO message"), (logging.DEBUG, "VERBOSE message")]
+    assert trt_logger.errors == ["INTERNAL_ERROR message", "ERROR message"]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING] == [
+        (logging.WARNING, "tensorrt: WARNING message")]
     assert isinstance(trt_logger, trt.ILogger)
     assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)
 
@@ -98,7 +100,7 @@ def test_logger_maps_severities_to_python_logging(caplog):
 def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     """Progress monitor, debug profiling, timing cache and the engine inspector, on the manifest's API."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
-    builder = trt.Builder(trt_target.python_logger(trt))
+    builder = trt.Builder(TargetLogger(trt))
     config = builder.create_builder_config()
     path = tmp_path / "timing.cache"
     trt_target.configure_builder(trt, config, debug=True, timing_cache_path=str(path))
@@ -111,7 +113,7 @@ def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     assert "TensorRT build phase Building engine finished" in caplog.text
     trt_target.save_timing_cache(config, str(path))
     assert path.exists()
-    engine = trt.Runtime(trt_target.python_logger(trt)).deserialize_cuda_engine(b"plan")
+    engine = trt.Runtime(TargetLogger(trt)).deserialize_cuda_engine(b"plan")
     trt_target.engine_report(trt, engine, engine.create_execution_context())
     calls = {(k[1], k[2]) for k in recorder.records if k[0] == "call"}
     assert {("IBuilderConfig", "create_timing_cache"), ("IBuilderConfig", "set_timing_cache"),
@@ -147,6 +149,6 @@ def test_every_trt_name_spelled_in_the_module_exists():
                     checked.add(f"{base.attr}.{method.name}")
                     if real is None or names not in [[n for n, _ in r] for r in real]:
                         problems.append(f"{node.name}.{method.name}{tuple(names)} overrides no {base.attr} method")
-    assert {"ILogger.ERROR", "IProgressMonitor.phase_start", "ProfilingVerbosity.DETAILED",
+    assert {"IProgressMonitor.step_complete", "IProgressMonitor.phase_start", "ProfilingVerbosity.DETAILED",
             "LayerInformationFormat.JSON"} <= checked
     assert not [p for p in problems if p], [p for p in problems if p]

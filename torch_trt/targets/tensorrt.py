@@ -54,26 +54,6 @@ def api_manifest():
     return json.loads(text)
 
 
-def _python_levels(trt):
-    return {int(trt.ILogger.INTERNAL_ERROR): logging.CRITICAL, int(trt.ILogger.ERROR): logging.ERROR,
-            int(trt.ILogger.WARNING): logging.WARNING, int(trt.ILogger.INFO): logging.INFO,
-            int(trt.ILogger.VERBOSE): logging.DEBUG}
-
-
-def python_logger(trt, name="torch_trt.tensorrt"):
-    """An ILogger forwarding TensorRT's messages to Python logging (INTERNAL_ERROR -> CRITICAL ... VERBOSE -> DEBUG)."""
-    levels, target = _python_levels(trt), logging.getLogger(name)
-
-    class PythonLogger(trt.ILogger):
-        def __init__(self):
-            trt.ILogger.__init__(self)
-
-        def log(self, severity, msg):
-            target.log(levels.get(int(severity), logging.INFO), "%s", msg)
-
-    return PythonLogger()
-
-
 def progress_monitor(trt, log=logger):
     """An IProgressMonitor logging each build phase at INFO: start (with its parent) and finish, never cancelling."""
 
