@@ -86,3 +86,13 @@ def test_exception_branches_are_removed():
     remove_exception_branches(graph)
     torch._C._jit_pass_dce(graph)
     FileCheck().check_not("prim::If").check_not("aten::dim").check("aten::relu").run(str(graph))
+
+
+def test_training_mode_dropout_is_kept():
+    graph = torch._C.parse_ir("""graph(%x : Tensor):
+        %p : float = prim::Constant[value=0.5]()
+        %t : bool = prim::Constant[value=1]()
+        %y : Tensor = aten::dropout(%x, %p, %t)
+        return (%y)""")
+    remove_no_ops(graph)
+    FileCheck().check("aten::dropout").run(str(graph))
