@@ -1,6 +1,7 @@
 """Partitioned modules survive torch.jit.save and torch.jit.load in a fresh process that imports torch_trt."""
 
 import subprocess
+import zipfile
 import sys
 
 import torch
@@ -34,3 +35,25 @@ def test_round_trip_in_a_fresh_process(tmp_path, check_partition):
         prefixes.append(prefix)
     result = subprocess.run([sys.executable, "-c", LOAD, *prefixes], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
+
+
+def _zero_half_of_the_engine(path):
+    """Rewrite the saved zip with the first half of its largest tensor record (the engine blob) zeroed; fresh CRCs."""
+    with zipfile.ZipFile(path) as archive:
+        records = {info.filename: archive.read(info) for info in archive.infolist()}
+    engine = max(records, key=lambda name: len(records[name]))
+    blob = records[engine]
+    records[engine] = bytes(len(blob) // 2) + blob[len(blob) // 2:]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in records.items():
+            archive.writestr(name, data)
+
+
+def test_a_corrupted_engine_is_refused_on_load(tmp_path, check_partition):
+    compiled = check_partition(ListAndTuple(), [torch.randn(3, 4)], "ETE")[0]
+    path = str(tmp_path / "corrupted.ts")
+    torch.jit.save(compiled, path)
+    _zero_half_of_the_engine(path)
+    script = f"import torch, torch_trt; torch.jit.load({path!r})(torch.randn(3, 4))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0 and "do not match its id" in result.stderr, result.stderr[-2000:]

@@ -5,6 +5,7 @@ and addresses, allocate outputs, `execute_async_v3` on PyTorch's current stream.
 not depend on the engine's size: the bytes are only read on the first call.
 """
 
+import hashlib
 import logging
 import threading
 
@@ -21,24 +22,38 @@ _LOCK = threading.Lock()
 
 
 def get_runner(engine_id, engine_bytes, target, device):
-    """The EngineRunner for `engine_id`, deserializing `engine_bytes` on first use."""
+    """The EngineRunner for `engine_id`, deserializing `engine_bytes` on first use once their hash matches the id."""
     runner = _RUNNERS.get(engine_id)
     if runner is None:
         with _LOCK:
             runner = _RUNNERS.get(engine_id)
             if runner is None:
-                runner = _RUNNERS[engine_id] = EngineRunner(engine_bytes, target, torch.device(device))
+                data = engine_bytes.cpu().numpy().tobytes() if isinstance(engine_bytes, torch.Tensor) else engine_bytes
+                _verify(engine_id, data)
+                runner = _RUNNERS[engine_id] = EngineRunner(data, target, torch.device(device))
     return runner
+
+
+def engine_id(engine_bytes):
+    """The id a compiled graph names its engine by: the start of the sha256 of the engine's bytes."""
+    return hashlib.sha256(engine_bytes).hexdigest()[:32]
+
+
+def _verify(expected_id, data):
+    """Refuse engine bytes that changed since compilation (a corrupted or edited saved module)."""
+    actual = engine_id(data)
+    if actual != expected_id:
+        raise EngineIOError(f"the engine's bytes do not match its id (sha256 {actual} != {expected_id}): the saved "
+                            "module is corrupted or was edited; recompile it or restore the file")
 
 
 class EngineRunner:
     """A deserialized engine, its execution context and IO metadata."""
 
-    def __init__(self, engine_bytes, target, device):
+    def __init__(self, data, target, device):
         trt = self.trt = resolve_target(target)
         self.device = device
         self.logger = TargetLogger(trt)
-        data = engine_bytes.cpu().numpy().tobytes() if isinstance(engine_bytes, torch.Tensor) else engine_bytes
         self.engine = trt.Runtime(self.logger).deserialize_cuda_engine(data)
         if self.engine is None:
             raise EngineIOError(f"cannot deserialize the {target} engine ({len(data)} bytes): "

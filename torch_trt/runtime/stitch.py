@@ -6,14 +6,9 @@ inputs with an `input_casts` dtype are cast before the call, outputs with an `ou
 dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine, restored for PyTorch).
 """
 
-import hashlib
-
 import torch
 
-
-def engine_id(engine_bytes):
-    """A stable id for the engine cache: the hash of its bytes, computed once at compile time."""
-    return hashlib.sha256(engine_bytes).hexdigest()[:32]
+from .engine_manager import engine_id
 
 
 def stitch_engine(graph, segment, engine_bytes, target, device):
