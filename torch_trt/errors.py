@@ -1,4 +1,39 @@
-"""The errors torch_trt raises; each names the node, its schema and why, where there is one."""
+"""The errors torch_trt raises; each names the node, its schema and why, where there is one.
+
+`Code` and `Reason` are the one vocabulary for "why this node does not run in an engine": the
+partitioner's fallback report, `require_full_compilation` errors and conversion refusals all use it.
+"""
+
+import enum
+from dataclasses import dataclass
+
+
+class Code(enum.Enum):
+    """Why a node runs in PyTorch; the report groups by these."""
+
+    USER_REQUEST = "user request"
+    NO_CONVERTER = "no converter"
+    UNSUPPORTED_ARGUMENTS = "unsupported arguments"
+    CONTROL_FLOW = "control flow"
+    MUTATION = "mutation"
+    DTYPE = "unsupported dtype"
+    SHAPE = "unsupported shape"
+    DATA_DEPENDENT = "data-dependent value"
+    NON_TENSOR = "non-tensor boundary"
+    SMALL_BLOCK = "too small a block"
+    CONVERTER_REFUSED = "refused at conversion"
+    BUILD_REFUSED = "refused at engine build"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A fallback reason: its code and a sentence naming the values involved."""
+
+    code: Code
+    detail: str
+
+    def __str__(self):
+        return f"{self.detail} [{self.code.value}]"
 
 
 class TorchTRTError(Exception):
@@ -24,11 +59,12 @@ class UnsupportedOperatorError(TorchTRTError):
 
 
 class ConversionError(TorchTRTError):
-    """A converter failed or the network refused a layer while converting a node."""
+    """A converter or the network refused a node; `reason` (a Reason) is what the partition report shows
+    when the node is moved to PyTorch instead."""
 
-    def __init__(self, node, reason):
-        self.node, self.reason = node, reason
-        super().__init__(f"while converting {describe_node(node)}: {reason}")
+    def __init__(self, node, detail, code=Code.CONVERTER_REFUSED):
+        self.node, self.reason = node, Reason(code, detail)
+        super().__init__(f"while converting {describe_node(node)}: {detail}")
 
 
 class LoweringError(TorchTRTError):

@@ -2,6 +2,7 @@
 
 `compile_frozen(module, input_specs, settings, device, examples=None)` rewrites the frozen module's forward
 graph in place, so the result is a ScriptModule that `torch.jit.save` writes as one file.
+`build_engines` is everything before stitching, which `explain` shares so both give one answer.
 Every engine is built before the graph is stitched, so a failed build leaves the graph as partitioned.
 """
 
@@ -12,6 +13,7 @@ import time
 import torch
 
 from ..conversion import convert_block
+from ..errors import Code, ConversionError, EngineBuildError, Reason
 from ..lowering import lower
 from ..partitioning import SegmentKind, extract_graph, partition
 from ..runtime.stitch import stitch_engine
@@ -27,12 +29,7 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
     """
     graph = module.graph
     with debug_logging(settings.debug):
-        result = partition_frozen(module, input_specs, settings, device, examples)
-        _warn_fallbacks(result.report)
-        trt = resolve_target(settings.target)
-        engines = [s for s in result.segments if s.kind == SegmentKind.ENGINE]
-        built = [_build(segment, index, len(engines), settings, trt, device)
-                 for index, segment in enumerate(engines, 1)]
+        result, built, trt = build_engines(module, input_specs, settings, device, examples)
         for segment, engine_bytes in reversed(built):  # last first: the boundary values of the rest stay in the graph
             stitch_engine(graph, segment, engine_bytes, target_name(trt), device)
         torch._C._jit_pass_dce(graph)
@@ -42,28 +39,68 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
     return module
 
 
-def partition_frozen(module, input_specs, settings, device, examples=None):
-    """Lower the frozen module's forward and partition it; the report is logged at INFO."""
+def build_engines(module, input_specs, settings, device, examples=None):
+    """Lower and partition the frozen module's forward, then convert and build each engine segment.
+
+    A node that conversion refuses (or a segment whose engine fails to build) moves to PyTorch and the graph
+    is partitioned again, so one unconvertible node never fails the compile nor costs the other engines;
+    with require_full_compilation=True the refusal is raised. Returns (Partition, [(segment, engine bytes)],
+    target); the report is the one of the final partition, so explain() and compile() agree.
+    """
     graph = module.graph
     lower(graph)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
-    result = partition(graph, settings, input_specs, device, examples)
+    trt = resolve_target(settings.target)
+    refused = {}
+    while True:
+        result = partition(graph, settings, input_specs, device, examples, refused)
+        engines = [s for s in result.segments if s.kind == SegmentKind.ENGINE]
+        try:
+            built = [_build(segment, index, len(engines), settings, trt, device)
+                     for index, segment in enumerate(engines, 1)]
+            break
+        except _Refusal as refusal:
+            if settings.require_full_compilation:
+                raise refusal.error
+            for node in refusal.nodes:
+                refused[node] = refusal.error.reason
+            logger.warning("%s; %d node(s) run in PyTorch instead, partitioning again", refusal.error,
+                           len(refusal.nodes))
     logger.info("%s", result.report)
-    return result
+    _warn_fallbacks(result.report)
+    return result, built, trt
+
+
+class _Refusal(Exception):
+    """The nodes of the partitioned graph to move to PyTorch, and the ConversionError or EngineBuildError why."""
+
+    def __init__(self, nodes, error):
+        super().__init__(str(error))
+        self.nodes, self.error = nodes, error
 
 
 def _build(segment, index, count, settings, trt, device):
     start = time.perf_counter()
     logger.info("building engine %d/%d (%d nodes) on the %s target", index, count, len(segment.nodes), target_name(trt))
-    engine_bytes = convert_block(extract_graph(segment), segment.input_specs, settings, trt, device)
+    graph, origins = extract_graph(segment)
+    try:
+        engine_bytes = convert_block(graph, segment.input_specs, settings, trt, device)
+    except ConversionError as error:
+        raise _Refusal([origins[error.node]], error) from error
+    except EngineBuildError as error:  # the builder names no node: the whole segment runs in PyTorch
+        error.reason = Reason(Code.BUILD_REFUSED, str(error))
+        raise _Refusal(segment.nodes, error) from error
     logger.info("engine %d/%d built in %.2fs", index, count, time.perf_counter() - start)
     return segment, engine_bytes
 
 
 def _warn_fallbacks(report):
-    """One warning line when nodes run in PyTorch: how many, why, and where to see the details."""
-    if report.fallbacks:
+    """One warning when nodes run in PyTorch (how many, why, where to see the details), or nothing compiled."""
+    if not report.engine_count:
+        logger.warning("torch_trt compiled nothing: the whole graph runs in PyTorch (%s); torch_trt.explain(...) "
+                       "or debug=True shows which nodes and why", report.reason_counts() or "no convertible node")
+    elif report.fallbacks:
         logger.warning("%d node(s) run in PyTorch (%s) around %d engine(s); torch_trt.explain(...) or debug=True "
                        "shows which and why", len(report.fallbacks), report.reason_counts(), report.engine_count)
 

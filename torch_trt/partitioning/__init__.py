@@ -1,6 +1,6 @@
 """Partitioning: split a lowered graph into engine segments and PyTorch segments.
 
-`partition(graph, settings, input_specs, device, examples=None)` runs shape analysis (shape_analysis.py),
+`partition(graph, settings, input_specs, device, examples=None, refused=None)` runs shape analysis (shape_analysis.py),
 decides where each node runs and groups nodes into segments (segmenter.py, asking support.py),
 rewrites the graph so each segment is contiguous (materialize.py) and fills each segment's
 boundary, engine input specs and truncation casts. It returns the segments in execution order
@@ -27,13 +27,14 @@ class Partition:
     report: PartitionReport
 
 
-def partition(graph, settings, input_specs, device, examples=None):
+def partition(graph, settings, input_specs, device, examples=None, refused=None):
     """Segment `graph` in place (see the module docstring); nothing is changed when full compilation fails.
 
-    `examples` are tensors for the opt run of shape analysis (the user's, when compile was given tensors).
+    `examples` are tensors for the opt run of shape analysis (the user's, when compile was given tensors);
+    `refused` maps nodes that conversion or an engine build refused to their Reason: they run in PyTorch.
     """
     infos = analyze(graph, input_specs, device, examples)
-    plan = segment_graph(graph, settings, infos)
+    plan = segment_graph(graph, settings, infos, refused or {})
     if settings.require_full_compilation:
         reasons = [(describe_node(node), reason) for s in plan.segments for node, reason in s.reasons.items()]
         if reasons:

@@ -68,9 +68,10 @@ def _unique(values):
 
 
 def extract_graph(segment):
-    """A standalone graph of the segment's nodes: its inputs become graph inputs, its outputs graph outputs."""
+    """A standalone graph of the segment's nodes (inputs become graph inputs, outputs graph outputs), and a map
+    from each of its nodes to the segment node it copies (so a refusal can name the node in the partitioned graph)."""
     graph = torch._C.Graph()
-    env = {}
+    env, origins = {}, {}
     for value in segment.inputs:
         new = graph.addInput()
         new.setType(value.type())
@@ -86,10 +87,11 @@ def extract_graph(segment):
     for node in segment.nodes:
         clone = graph.createClone(node, lookup)
         graph.insertNode(clone)
+        origins[clone] = node
         for old, new in zip(node.outputs(), clone.outputs()):
             if not old.debugName().isdigit():  # TorchScript refuses purely numeric debug names
                 new.setDebugName(old.debugName())
             env[old] = new
     for value in segment.outputs:
         graph.registerOutput(env[value])
-    return graph
+    return graph, origins

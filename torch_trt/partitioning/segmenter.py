@@ -53,13 +53,16 @@ class _Facts:
         return self.alias_db.has_writers(value)
 
 
-def segment_graph(graph, settings, infos):
-    """The Plan for `graph`: every placed node in exactly one segment, segments in a valid order."""
+def segment_graph(graph, settings, infos, refused):
+    """The Plan for `graph`: every placed node in exactly one segment, segments in a valid order.
+
+    `refused` maps nodes that conversion or an engine build refused to their Reason: they run in PyTorch.
+    """
     nodes = [n for n in graph.nodes() if n.kind() != "prim::Constant"]
     facts = _Facts(infos, graph.alias_db())
-    base = {n: engine_reason(n, settings, facts) for n in nodes}
+    base = {n: refused.get(n) or engine_reason(n, settings, facts) for n in nodes}
     glue = [n for n in nodes if not any(map(is_tensor, n.outputs())) and not is_converted(n)
-            and unsupported_reason(n, settings) is None]
+            and unsupported_reason(n, settings) is None and n not in refused]
     statics, glue_set = _statics(glue, base, infos), set(glue)
     placed = [n for n in nodes if n not in glue_set]
     deps = _dependencies(nodes, set(placed))

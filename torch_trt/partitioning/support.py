@@ -6,43 +6,16 @@ shape analysis know: control flow, in-place mutation, tensor dtypes and data-dep
 Each answer is None (the node may run in an engine) or a Reason with a code for the report.
 """
 
-import enum
-from dataclasses import dataclass
-
 import torch
 
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
+from ..errors import Code, Reason
 
 # Tensor dtypes engines compute in. int64 may not enter an engine from outside (boundary_problem), and
 # float64 not at all, unless truncate_long_and_double narrows them to these at the boundary.
 ENGINE_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int8, torch.uint8,
                  torch.bool}
 TRUNCATED_DTYPES = {torch.int64: torch.int32, torch.float64: torch.float32}
-
-
-class Code(enum.Enum):
-    """Why a node runs in PyTorch; the report groups by these."""
-
-    USER_REQUEST = "user request"
-    NO_CONVERTER = "no converter"
-    UNSUPPORTED_ARGUMENTS = "unsupported arguments"
-    CONTROL_FLOW = "control flow"
-    MUTATION = "mutation"
-    DTYPE = "unsupported dtype"
-    SHAPE = "unsupported shape"
-    NON_TENSOR = "non-tensor boundary"
-    SMALL_BLOCK = "too small a block"
-
-
-@dataclass(frozen=True)
-class Reason:
-    """A fallback reason: its code and a sentence naming the values involved."""
-
-    code: Code
-    detail: str
-
-    def __str__(self):
-        return f"{self.detail} [{self.code.value}]"
 
 
 def op_names(node):
