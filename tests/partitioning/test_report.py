@@ -31,7 +31,7 @@ def test_report_lists_segments_ops_shapes_and_reasons():
     assert engine.ops == ["aten::relu", "aten::mul", "aten::add", "aten::sigmoid", "aten::sub", "aten::sum"]
     assert engine.inputs == ["%x.1 (3, 4):float32"] and engine.node_count == 6
     codes = {reason.code for _, reason in fallback.reasons}
-    assert codes == {Code.NO_CONVERTER, Code.CONTROL_FLOW, Code.USER_REQUEST, Code.SMALL_BLOCK}
+    assert codes == {Code.NO_CONVERTER, Code.DATA_DEPENDENT, Code.CONTROL_FLOW, Code.USER_REQUEST, Code.SMALL_BLOCK}
     text = str(report)
     for expected in ("TensorRT engine: 6 node(s)", "prim::If has sub-blocks", "sent to PyTorch by torch_executed_ops",
                      "aten::cumsum [aten::cumsum(", "fewer than min_block_size=5", "(3, 4):float32"):
@@ -42,7 +42,7 @@ def test_full_compilation_raises_with_every_reason():
     with pytest.raises(UnsupportedOperatorError) as caught:
         torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference", require_full_compilation=True)
     reasons = {reason.code for _, reason in caught.value.reasons}
-    assert reasons == {Code.NO_CONVERTER, Code.CONTROL_FLOW}
+    assert reasons == {Code.NO_CONVERTER, Code.DATA_DEPENDENT, Code.CONTROL_FLOW}
     assert "prim::If" in str(caught.value) and "aten::cumsum [aten::cumsum(" in str(caught.value)
 
 

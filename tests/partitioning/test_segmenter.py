@@ -45,8 +45,8 @@ CASES = [  # id, IR body, expected [(kind, ops)], settings
   %s : Tensor = aten::sum(%x, %none)
   %i : int = aten::Int(%s)
   %y : Tensor = aten::mul(%x, %i)
-  return (%y)""", [("E", ["aten::sum"]), ("T", ["aten::mul"])], {}),
-    ("static_values_become_engine_constants", """
+  return (%y)""", [("E", ["aten::sum"]), ("T", ["aten::Int", "aten::mul"])], {}),
+    ("static_values_are_evaluated_in_the_engine", """
   %t : Tensor = aten::cumsum(%x, %zero, %none)
   %n : int = aten::size(%t, %zero)
   %m : int = aten::mul(%n, %one)
@@ -54,8 +54,8 @@ CASES = [  # id, IR body, expected [(kind, ops)], settings
   %shape : int[] = prim::ListConstruct(%m, %minus)
   %v : Tensor = aten::relu(%t)
   %r : Tensor = aten::reshape(%v, %shape)
-  return (%r, %m)""", [("T", ["aten::cumsum"]),
-                       ("E", ["aten::relu", "aten::reshape"])], {}),
+  return (%r, %m)""", [("T", ["aten::cumsum"]),  # the size of %t, which the engine does not receive, is a constant
+                       ("E", ["aten::relu", "aten::mul", "prim::ListConstruct", "aten::reshape"])], {}),
     ("small_block_between_pytorch_ops", """
   %t : Tensor = aten::cumsum(%x, %zero, %none)
   %a : Tensor = aten::relu(%t)

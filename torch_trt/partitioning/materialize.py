@@ -2,15 +2,19 @@
 
 Stitching replaces an engine segment by one call placed after its last node, so no node outside
 the segment may sit between its first and last node. `materialize` (1) gives each engine
-segment its own copy of each static value its nodes read: a plain value (int, list of ints,
-...) becomes a constant holding what shape analysis saw (statics are the same in every run),
-and a list or tuple of tensors is rebuilt inside the segment, so only tensors cross the
-boundary and PyTorch keeps its own copy where it needs one; (2) drops glue nothing reads any
-more; (3) moves the nodes into the plan's order: constants first, then each segment's nodes,
-each remaining glue node just before its first reader or before a barrier it preceded.
+segment its own copy of each static value its nodes read: the static glue nodes are cloned
+into the segment, so the evaluators compute them when the engine is built (sizes from the
+network's static dims, int arithmetic, lists, lists of tensors), and only tensors cross the
+boundary while PyTorch keeps its own copy where it needs one. The one thing an evaluator
+cannot do is read the shape of a tensor the engine never receives: such a size, dim or dtype
+becomes a constant holding what shape analysis saw, which is exact because statics only
+derive from shapes that are the same in every run; (2) drops glue nothing reads any more;
+(3) moves the nodes into the plan's order: constants first, then each segment's nodes, each
+remaining glue node just before its first reader or before a barrier it preceded.
 """
 
 from .segment import SegmentKind, used_values
+from .support import is_tensor
 
 
 def materialize(graph, plan, infos):
@@ -23,15 +27,17 @@ def materialize(graph, plan, infos):
 
 
 def _copy_statics(graph, segment, statics, infos):
-    """Replace the segment's reads of static values by constants, or by copies of list/tuple nodes."""
+    """Replace the segment's reads of static values by clones of the nodes computing them (see the docstring)."""
     copies, nodes = {}, []
+    produced = {value for node in segment.nodes for value in node.outputs()}
 
     def copy(value, before):
-        if value not in copies and value in infos:  # a plain value: its build-time constant
+        source = value.node()
+        if value not in copies and any(is_tensor(v) and v not in produced for v in source.inputs()) \
+                and value in infos:  # the shape of a tensor the engine does not receive
             with graph.insert_point_guard(before):
                 copies[value] = graph.insertConstant(infos[value].values[0])
-        elif value not in copies:  # packs tensors: rebuilt inside the segment
-            source = value.node()
+        elif value not in copies:
             clone = graph.createClone(source, lambda v: copy(v, before) if v.node() in statics else v)
             clone.insertBefore(before)
             nodes.append(clone)

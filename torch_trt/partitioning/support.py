@@ -1,7 +1,7 @@
 """Whether a node can run in an engine, and if not why: the registries are the only source of truth for ops.
 
 `unsupported_reason(node, settings)` asks the converter and evaluator registries and the user's
-`torch_executed_ops`. `engine_reason(node, settings, facts)` combines it with what the graph and
+`torch_executed_ops`, and keeps reads of tensor data out of compile-time values. `engine_reason(node, settings, facts)` combines it with what the graph and
 shape analysis know: control flow, in-place mutation, tensor dtypes and data-dependent shapes.
 Each answer is None (the node may run in an engine) or a Reason with a code for the report.
 """
@@ -27,10 +27,20 @@ def op_names(node):
     return names
 
 
+# Ops that turn tensor data into a plain value. A compile-time value may only come from constants and shapes, so
+# these run in PyTorch unless they read a constant: the value an example run saw is not the value of every call.
+DATA_READERS = {"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit", "aten::item", "aten::tolist",
+                "aten::is_nonzero"}
+
+
 def unsupported_reason(node, settings):
     """None when the registries can convert or evaluate the node and the user did not send it to PyTorch."""
     if op_names(node) & settings.torch_executed_ops:
         return Reason(Code.USER_REQUEST, "sent to PyTorch by torch_executed_ops")
+    if node.kind() in DATA_READERS and any(is_tensor(v) and v.node().kind() != "prim::Constant"
+                                           for v in node.inputs()):
+        return Reason(Code.DATA_DEPENDENT, "reads a value from tensor data, which differs between calls; it runs "
+                                           "in PyTorch and what depends on it reaches engines as a tensor or not at all")
     registration = find_converter(node) or find_evaluator(node)
     if registration is None:
         return Reason(Code.NO_CONVERTER, "no converter or evaluator for this schema")

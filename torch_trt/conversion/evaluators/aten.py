@@ -23,8 +23,11 @@ def size(ctx, node, args):
 
 @evaluator("aten::size.int(Tensor self, int dim) -> int")
 def size_dim(ctx, node, args):
-    shape = static_shape(args[0])
-    return shape[args[1].to_int()]
+    size = tuple(args[0].value.shape)[args[1].to_int()]
+    if size == -1:
+        raise ValueError(f"dim {args[1].to_int()} of {tuple(args[0].value.shape)} is dynamic; its size is known at run "
+                         "time only")
+    return size
 
 
 @evaluator("aten::dim(Tensor self) -> int")
