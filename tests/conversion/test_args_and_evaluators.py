@@ -27,11 +27,12 @@ def test_full_compilation_names_unsupported_node_and_schema():
         torch_trt.compile(Unconvertible(), inputs=[torch.randn(3)], target="reference", require_full_compilation=True)
 
 
-class BadElu(torch.nn.Module):
+class UnevenPool(torch.nn.Module):
     def forward(self, x):
-        return torch.nn.functional.elu(x) * 2 + torch.ops.aten.elu(x, 1.0, 2.0, 1.0)
+        return torch.nn.functional.adaptive_avg_pool1d(x, 3) * 2
 
 
 def test_converter_failure_names_the_node():
-    with pytest.raises(ConversionError, match=r"while converting aten::elu .*scale"):
-        torch_trt.compile(BadElu(), inputs=[torch.randn(3)], target="reference", require_full_compilation=True)
+    with pytest.raises(ConversionError, match=r"while converting aten::adaptive_avg_pool1d .*divide"):
+        torch_trt.compile(UnevenPool(), inputs=[torch.randn(1, 2, 7)], target="reference",
+                          require_full_compilation=True)

@@ -1,5 +1,6 @@
-"""Refusals only conversion can see move their node to PyTorch: the compile succeeds, the other engines stay,
-explain() reports the same segments as compile() builds, and require_full_compilation raises instead."""
+"""Every refusal moves only its node to PyTorch: the compile succeeds, the other engines stay, explain() reports
+the segments compile() builds, and require_full_compilation raises instead. A converter's `supports` predicate
+refuses at partitioning; what only conversion can see (shapes, runtime weights) is refused there and re-partitioned."""
 
 import logging
 
@@ -8,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_trt
-from torch_trt.errors import Code, ConversionError
+from torch_trt.errors import Code, ConversionError, UnsupportedOperatorError
 
 
 class Elu(torch.nn.Module):
@@ -31,27 +32,29 @@ class RuntimeWeight(torch.nn.Module):
         return torch.relu(F.conv2d(x * 2, w * 3))
 
 
-CASES = [  # model, inputs, the op refused at conversion
-    (Elu(), [torch.randn(3, 4)], "aten::elu"),
-    (UnevenAdaptivePool(), [torch.randn(1, 2, 7, 7)], "aten::adaptive_avg_pool2d"),
-    (ZeroDimSoftmax(), [torch.randn(3, 4)], "aten::softmax"),
-    (RuntimeWeight(), [torch.randn(1, 2, 5, 5), torch.randn(4, 2, 3, 3)], "aten::_convolution"),
+CASES = [  # model, inputs, the refused op, the reason's code, the error full compilation raises
+    (Elu(), [torch.randn(3, 4)], "aten::elu", Code.UNSUPPORTED_ARGUMENTS, UnsupportedOperatorError),
+    (UnevenAdaptivePool(), [torch.randn(1, 2, 7, 7)], "aten::adaptive_avg_pool2d", Code.CONVERTER_REFUSED,
+     ConversionError),
+    (ZeroDimSoftmax(), [torch.randn(3, 4)], "aten::softmax", Code.CONVERTER_REFUSED, ConversionError),
+    (RuntimeWeight(), [torch.randn(1, 2, 5, 5), torch.randn(4, 2, 3, 3)], "aten::_convolution",
+     Code.CONVERTER_REFUSED, ConversionError),
 ]
 
 
-IDS = [op.split("::")[1] for _, _, op in CASES]
+IDS = [case[2].split("::")[1] for case in CASES]
 
 
-@pytest.mark.parametrize("model, inputs, op", CASES, ids=IDS)
-def test_refused_node_runs_in_pytorch_and_the_engines_stay(model, inputs, op, check_partition):
+@pytest.mark.parametrize("model, inputs, op, code, error", CASES, ids=IDS)
+def test_refused_node_runs_in_pytorch_and_the_engines_stay(model, inputs, op, code, error, check_partition):
     _, report = check_partition(model, inputs, "ETE", min_block_size=1)
     (node, reason), = report.fallbacks
-    assert node.startswith(op) and reason.code == Code.CONVERTER_REFUSED, report
+    assert node.startswith(op) and reason.code == code, report
 
 
-@pytest.mark.parametrize("model, inputs, op", CASES, ids=IDS)
-def test_full_compilation_raises_the_refusal(model, inputs, op):
-    with pytest.raises(ConversionError, match=f"while converting {op}"):
+@pytest.mark.parametrize("model, inputs, op, code, error", CASES, ids=IDS)
+def test_full_compilation_raises_the_refusal(model, inputs, op, code, error):
+    with pytest.raises(error, match=op):
         torch_trt.compile(model, inputs, target="reference", min_block_size=1, require_full_compilation=True)
 
 

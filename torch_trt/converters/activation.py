@@ -46,11 +46,14 @@ def leaky_relu(ctx, node, args):
     return _activation(ctx, node, args[0], ctx.trt.ActivationType.LEAKY_RELU, args[1].to_float())
 
 
-@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor")
+def _unscaled(node, settings):
+    """TensorRT's ELU has alpha only: elu with scale or input_scale != 1 (selu's form) runs in PyTorch."""
+    return node.namedInput("scale").toIValue() == 1 and node.namedInput("input_scale").toIValue() == 1
+
+
+@converter("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", supports=_unscaled)
 def elu(ctx, node, args):
-    """ELU; only scale == input_scale == 1 maps onto TensorRT's ELU."""
-    if args["scale"].to_float() != 1 or args["input_scale"].to_float() != 1:
-        raise ValueError("elu with scale or input_scale != 1 is not supported")
+    """ELU (scale == input_scale == 1, see _unscaled)."""
     return _activation(ctx, node, args[0], ctx.trt.ActivationType.ELU, args["alpha"].to_float())
 
 
