@@ -1,8 +1,10 @@
 """Engines deserialized once per process, keyed by engine id, and run through the target's context API.
 
-`EngineRunner.__call__` is the per-call path: check inputs against the engine's IO, set shapes
-and addresses, allocate outputs, `execute_async_v3` on PyTorch's current stream. Its cost does
-not depend on the engine's size: the bytes are only read on the first call.
+`EngineRunner.__call__` is the per-call path: check inputs against the engine's IO, then, under
+the engine's device and a per-engine lock (one execution context serves all threads), set shapes
+and addresses, allocate outputs and `execute_async_v3` on PyTorch's current stream; on CUDA the
+call is replayed from a CUDA graph per input shape (cuda_graphs.py). Its cost does not depend on
+the engine's size: the bytes are only read on the first call.
 """
 
 import hashlib
@@ -14,6 +16,7 @@ import torch
 from ..conversion.context import TargetLogger, torch_dtype
 from ..errors import EngineIOError
 from ..targets import resolve_target
+from .cuda_graphs import GraphedCalls
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,8 @@ class EngineRunner:
                               key=_index)
         self.dtypes = {n: torch_dtype(trt, self.engine.get_tensor_dtype(n)) for n in names}
         self.profiles = {n: [tuple(s) for s in self.engine.get_tensor_profile_shape(n, 0)] for n in self.inputs}
+        self.lock = threading.Lock()
+        self.run = GraphedCalls(self.execute, device) if device.type == "cuda" else self.execute
         logger.info("loaded %s engine: %d inputs, %d outputs, on %s", target, len(self.inputs), len(self.outputs),
                     device)
 
@@ -90,6 +95,14 @@ class EngineRunner:
     def __call__(self, tensors):
         self.check_inputs(tensors)
         tensors = [t.contiguous() for t in tensors]
+        with self.lock:
+            if self.device.type == "cuda":
+                with torch.cuda.device(self.device):
+                    return self.run(tensors)
+            return self.run(tensors)
+
+    def execute(self, tensors):
+        """One call of the engine on contiguous `tensors` on the current stream; returns new output tensors."""
         context = self.context
         for name, tensor in zip(self.inputs, tensors):
             context.set_input_shape(name, tuple(tensor.shape))

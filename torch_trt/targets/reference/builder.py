@@ -46,7 +46,7 @@ class IBuilderConfig:
     def __init__(self):
         self._profiles, self._flags, self._pools = [], set(), {}
         self.profiling_verbosity = None
-        self.builder_optimization_level = 3
+        self.builder_optimization_level = 3  # 0-5 as in TensorRT; what each level does: program.py
         self.progress_monitor = None
 
     @property
@@ -96,7 +96,7 @@ class Builder:
     def build_serialized_network(self, network, config):
         try:
             profiles = _validate(network, config)
-            data = plan.serialize(network, profiles)
+            data = plan.serialize(network, profiles, config.builder_optimization_level)
         except NetworkError as error:
             self._logger.log(Severity.ERROR, f"build_serialized_network: {error}")
             return None

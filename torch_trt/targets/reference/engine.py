@@ -12,6 +12,7 @@ import torch
 from . import plan as plan_format
 from .enums import DataType, Severity, TensorIOMode, TensorLocation
 from .layers import LAYER_CLASSES
+from .program import Program, compile_program
 from .types import TORCH_DTYPE, Dims
 
 
@@ -32,7 +33,7 @@ class Runtime:
 
 
 class ICudaEngine:
-    """A deserialized plan: IO metadata, profiles and the layers to run, weights on its device."""
+    """A deserialized plan: IO metadata, profiles, and its layers compiled into one program (program.py)."""
 
     def __init__(self, plan, tensors):
         self._io = {entry["name"]: entry for entry in plan["io"]}
@@ -45,6 +46,10 @@ class ICudaEngine:
         self._weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
                          for record in self._records]
         self._name = plan["name"]
+        inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
+        outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
+        program = Program(self._layers, self._records, self._weights, inputs, outputs, self._device)
+        self._program = compile_program(program, plan.get("optimization_level", 3), self._device)
 
     name = property(lambda self: self._name)
     num_io_tensors = property(lambda self: len(self._io_names))
@@ -76,11 +81,10 @@ class ICudaEngine:
     def create_execution_context(self, strategy=None):
         return IExecutionContext(self)
 
-    def _run(self, values, device):
-        """Run every layer on `values` (IO name -> tensor), in place; meta tensors infer shapes."""
+    def _infer(self, values):
+        """Run every layer on meta tensors `values` (IO name -> tensor), in place: the shapes of every tensor."""
         for layer, record, weights in zip(self._layers, self._records, self._weights):
-            if device == "meta":
-                weights = {name: w.to("meta") for name, w in weights.items()}
+            weights = {name: w.to("meta") for name, w in weights.items()}
             outputs = layer._compute([None if n is None else values[n] for n in record["inputs"]], weights)
             for name, tensor in zip(record["outputs"], outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
                 values[name] = tensor
@@ -92,7 +96,7 @@ class IExecutionContext:
 
     def __init__(self, engine):
         self._engine = engine
-        self._shapes, self._addresses, self._output_shapes = {}, {}, {}
+        self._shapes, self._addresses, self._shapes_by_inputs = {}, {}, {}
         self.name = ""
         self.debug_sync = False
 
@@ -106,22 +110,21 @@ class IExecutionContext:
         shape = tuple(int(d) for d in shape)
         if len(shape) != len(low) or any(not lo <= d <= hi for lo, d, hi in zip(low, shape, high)):
             return False
-        if self._shapes.get(name) != shape:
-            self._shapes[name] = shape
-            self._output_shapes = {}  # re-inferred on the next get_tensor_shape
+        self._shapes[name] = shape
         return True
 
     def get_tensor_shape(self, name):
         engine = self._engine
         if engine.get_tensor_mode(name) == TensorIOMode.INPUT:
             return Dims(self._shapes.get(name, engine.get_tensor_shape(name)))
-        if not self._output_shapes:
+        key = tuple(sorted(self._shapes.items()))
+        if key not in self._shapes_by_inputs:  # inferred once per set of input shapes
             values = {n: torch.empty(self.get_tensor_shape(n), dtype=TORCH_DTYPE[engine.get_tensor_dtype(n)],
                                      device="meta") for n in engine._io_names
                       if engine.get_tensor_mode(n) == TensorIOMode.INPUT}
-            values = engine._run(values, "meta")
-            self._output_shapes = {n: tuple(values[n].shape) for n in engine._io_names}
-        return Dims(self._output_shapes[name])
+            values = engine._infer(values)
+            self._shapes_by_inputs[key] = {n: tuple(values[n].shape) for n in engine._io_names}
+        return Dims(self._shapes_by_inputs[key][name])
 
     def infer_shapes(self):
         return [n for n in self._engine._io_names if self._engine.get_tensor_mode(n) == TensorIOMode.INPUT
@@ -160,10 +163,16 @@ class IExecutionContext:
         return True
 
     def _execute(self, views, inputs):
-        values = self._engine._run(dict(inputs), self._engine._device.type)
-        for name, view in views.items():
-            if self._engine.get_tensor_mode(name) == TensorIOMode.OUTPUT:
-                view.copy_(values[name])
+        engine = self._engine
+        results = engine._program(*inputs.values())
+        outputs = [view for name, view in views.items() if engine.get_tensor_mode(name) == TensorIOMode.OUTPUT]
+        for view, result in zip(outputs, results):
+            view.copy_(result)
+
+
+_TYPESTR = {dtype: np.dtype(torch.empty((), dtype=dtype).numpy().dtype).str
+            for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
+                          torch.bool, torch.float64)}
 
 
 class _ArrayInterface:
@@ -177,7 +186,7 @@ def _view(address, shape, dtype, device):
     if 0 in shape or address == 0:
         return torch.empty(shape, dtype=dtype, device=device)
     storage = torch.int16 if dtype == torch.bfloat16 else dtype
-    typestr = np.dtype(torch.empty((), dtype=storage).numpy().dtype).str
+    typestr = _TYPESTR[storage]
     interface = {"shape": shape, "typestr": typestr, "data": (address, False), "strides": None, "version": 3}
     if device.type == "cuda":
         tensor = torch.as_tensor(_ArrayInterface("__cuda_array_interface__", interface), device=device)

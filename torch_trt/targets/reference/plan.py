@@ -44,8 +44,8 @@ def _decode(value):
     return value
 
 
-def serialize(network, profiles):
-    """Serialize a validated network and its optimization profiles into plan bytes."""
+def serialize(network, profiles, optimization_level):
+    """Serialize a validated network, its optimization profiles and the builder_optimization_level into plan bytes."""
     tensors, layers = {}, []
     for index, layer in enumerate(dependency_order(network._layers)):
         attributes, weights = {}, {}
@@ -67,7 +67,8 @@ def serialize(network, profiles):
            "location": t.location.name} for t in network._inputs]
     io += [{"name": t.name, "mode": "OUTPUT", "dtype": t.dtype.name, "shape": list(t.shape),
             "location": t.location.name} for t in network._outputs]
-    plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers}
+    plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers,
+            "optimization_level": optimization_level}
     return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
 
 

@@ -1,0 +1,76 @@
+"""The reference engine's program: constants folded, dead layers dropped, intermediates freed, code generated."""
+
+import numpy as np
+import torch
+
+import torch_trt.targets.reference as trt
+from torch_trt.targets.reference.program import Program
+
+from .conftest import RecordingLogger
+
+SUM, PROD = trt.ElementWiseOperation.SUM, trt.ElementWiseOperation.PROD
+
+
+def _engine(define, level=3):
+    """Build define(network, x) -> output for a host input `x` of shape (2, 3) at `level`; the deserialized engine."""
+    logger = RecordingLogger()
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)
+    x = network.add_input("x", trt.DataType.FLOAT, (2, 3))
+    output = define(network, x)
+    output.name = "y"
+    network.mark_output(output)
+    for tensor in (x, output):
+        tensor.location = trt.TensorLocation.HOST
+    config = builder.create_builder_config()
+    config.builder_optimization_level = level
+    engine = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
+    assert engine is not None, logger.errors()
+    return engine
+
+
+def _constant(network, value):
+    return network.add_constant((2, 3), trt.Weights(np.full((2, 3), value, dtype=np.float32))).get_output(0)
+
+
+def _scaled_plus_dead_branch(network, x):
+    scale = network.add_elementwise(_constant(network, 2.0), _constant(network, 3.0), PROD).get_output(0)
+    network.add_activation(x, trt.ActivationType.SIGMOID)  # read by nothing
+    y = network.add_elementwise(x, scale, PROD).get_output(0)
+    return network.add_activation(y, trt.ActivationType.RELU).get_output(0)
+
+
+def _run(engine, x):
+    context = engine.create_execution_context()
+    y = torch.empty(2, 3)
+    context.set_input_shape("x", (2, 3))
+    context.set_tensor_address("x", x.data_ptr())
+    context.set_tensor_address("y", y.data_ptr())
+    assert context.execute_async_v3(0)
+    return y
+
+
+def test_constants_are_folded_and_dead_layers_dropped():
+    engine = _engine(_scaled_plus_dead_branch)
+    program = engine._program
+    assert isinstance(program, Program)
+    assert [type(compute.__self__).__name__ for compute, *_ in program._steps] == ["IElementWiseLayer",
+                                                                                  "IActivationLayer"]
+    assert [tuple(p.shape) for p in program.parameters()] == [(2, 3)]  # the folded 2 * 3, on the device once
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(_run(engine, x), torch.relu(x * 6))
+
+
+def test_intermediates_are_freed_after_their_last_reader():
+    program = _engine(_scaled_plus_dead_branch)._program
+    (_, _, _, product), _ = program._steps
+    freed = [slot for frees in program._frees for slot in frees]
+    assert product[0] in freed and program._outputs[0] not in freed
+
+
+def test_generated_code_matches_the_interpreter():
+    x = torch.randn(2, 3)
+    interpreted = _run(_engine(_scaled_plus_dead_branch), x)
+    generated_engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
+    assert not isinstance(generated_engine._program, Program)
+    torch.testing.assert_close(_run(generated_engine, x), interpreted)

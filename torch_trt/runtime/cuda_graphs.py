@@ -1,0 +1,70 @@
+"""CUDA graphs around an engine call: captured once per input shape, replayed with no per-layer launch.
+
+`GraphedCalls(execute, device)` wraps `execute(tensors) -> outputs` (the engine call: set shapes and
+addresses, enqueue). The first call at a new input shape warms up on a side stream (code
+generation happens there), then captures one call into a CUDA graph whose inputs and outputs
+are static buffers; later calls at that shape copy the inputs in, replay, and return copies of
+the outputs (the buffers are reused by the next replay). Both targets enqueue capturably
+(TensorRT's enqueueV3 and the reference's generated program). An engine whose call cannot be
+captured (it synchronizes with the host) runs uncaptured from then on, and so does every shape
+past MAX_GRAPHS, so memory held by graphs stays bounded.
+"""
+
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+MAX_GRAPHS = 16  # captured input shapes per engine
+
+
+class _Graph:
+    """One captured call: its graph and its static input and output buffers."""
+
+    def __init__(self, graph, inputs, outputs):
+        self.graph, self.inputs, self.outputs = graph, inputs, outputs
+
+
+class GraphedCalls:
+    """`calls(tensors)`: `execute(tensors)`, replayed from a CUDA graph per input shape where it can be."""
+
+    def __init__(self, execute, device):
+        self.execute, self.device = execute, device
+        self.graphs, self.pool, self.capturable = {}, None, True
+
+    def __call__(self, tensors):
+        key = tuple(tuple(t.shape) for t in tensors)
+        graph = self.graphs.get(key)
+        if graph is None:
+            if not self.capturable or len(self.graphs) >= MAX_GRAPHS:
+                return self.execute(tensors)
+            graph = self.graphs[key] = self._capture(tensors)
+            if graph is None:
+                return self.execute(tensors)
+        for static, tensor in zip(graph.inputs, tensors):
+            static.copy_(tensor)
+        graph.graph.replay()
+        return [output.clone() for output in graph.outputs]
+
+    def _capture(self, tensors):
+        """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""
+        inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
+        current = torch.cuda.current_stream(self.device)
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(current)
+        with torch.cuda.stream(side):
+            self.execute(inputs)  # code generation and lazy allocations happen outside the capture
+        current.wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph, pool=self.pool):
+                outputs = self.execute(inputs)
+        except RuntimeError as error:
+            self.capturable = False
+            logger.info("engine call could not be captured in a CUDA graph (%s); it runs uncaptured",
+                        str(error).splitlines()[0])
+            return None
+        self.pool = graph.pool()
+        logger.debug("captured a CUDA graph for input shapes %s", [tuple(t.shape) for t in tensors])
+        return _Graph(graph, inputs, outputs)
