@@ -4,22 +4,16 @@
     opt = torch.compile(model, backend="tensorrt")
 """
 
-import logging
-
+from . import _logging
 from . import converters, runtime  # noqa: F401  (register converters and torch.ops.torch_trt.execute_engine)
 from .conversion import evaluators  # noqa: F401  (registers evaluators)
 from ._input import Input
+from ._logging import set_log_level
 from ._settings import CompileSettings
 from .backend.explain import explain
 from .backend.torchscript import compile
 from .conversion.registry import converter, evaluator
 
-logging.getLogger(__name__).addHandler(logging.NullHandler())
-
-
-def set_log_level(level):
-    """Set the level of torch_trt's loggers (e.g. logging.INFO for per-phase progress)."""
-    logging.getLogger(__name__).setLevel(level)
-
+_logging.install_stderr_handler()
 
 __all__ = ["compile", "explain", "Input", "CompileSettings", "converter", "evaluator", "set_log_level"]

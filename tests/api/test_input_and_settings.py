@@ -50,3 +50,47 @@ def test_engines_run_where_the_module_is_when_only_specs_are_given():
 
     _, _, _, device, examples = prepare(torch.nn.Linear(4, 2), [torch_trt.Input((3, 4))], {"target": "reference"})
     assert device == torch.device("cpu") and examples[0].device == device
+
+
+@pytest.mark.parametrize("options,error,message", [
+    ({"enabled_precisions": torch.float16}, TypeError, r"enabled_precisions must be a set of dtypes"),
+    ({"enabled_precisions": {"fp16"}}, ValueError, r"enabled_precisions: unsupported \['fp16'\]"),
+    ({"min_block_size": "3"}, TypeError, r"min_block_size must be an int >= 1, got '3'"),
+    ({"min_block_size": 2.0}, TypeError, r"min_block_size must be an int"),
+    ({"debug": "no"}, TypeError, r"debug must be True or False, got 'no'"),
+    ({"require_full_compilation": 1}, TypeError, r"require_full_compilation must be True or False"),
+    ({"truncate_long_and_double": None}, TypeError, r"truncate_long_and_double must be True or False"),
+    ({"pass_through_build_failures": "yes"}, TypeError, r"pass_through_build_failures must be True or False"),
+    ({"allow_traced_control_flow": 1}, TypeError, r"allow_traced_control_flow must be True or False"),
+    ({"torch_executed_ops": "aten::relu"}, TypeError, r"torch_executed_ops must be a set of operator names"),
+    ({"torch_executed_ops": {"aten::rleu"}}, ValueError, r"torch_executed_ops: 'aten::rleu' is not an operator"),
+    ({"torch_executed_ops": {"relu"}}, ValueError, r"torch_executed_ops: 'relu' is not an operator"),
+    ({"torch_executed_ops": {"aten::add.Tensr"}}, ValueError, r"'aten::add.Tensr' is not an operator"),
+    ({"torch_executed_ops": {torch.relu}}, TypeError, r"torch_executed_ops entries must be operator names"),
+    ({"workspace_size": 1.5e9}, TypeError, r"workspace_size must be a number of bytes"),
+    ({"workspace_size": 0}, ValueError, r"workspace_size must be a positive number of bytes"),
+    ({"dynamic_shape_max": True}, TypeError, r"dynamic_shape_max must be a positive int or None"),
+    ({"dynamic_shape_max": "64"}, TypeError, r"dynamic_shape_max must be a positive int or None"),
+    ({"device": "gpu"}, ValueError, r"device: .*use 'auto', 'cpu', 'cuda' or 'cuda:<index>'"),
+    ({"device": 0}, TypeError, r"device must be 'auto', a device string"),
+    ({"target": None}, ValueError, r"target must be 'auto', 'tensorrt' or 'reference', got None"),
+])
+def test_option_of_the_wrong_type_or_value_names_the_option(options, error, message):
+    with pytest.raises(error, match=message):
+        torch_trt.CompileSettings.from_options(options)
+
+
+def test_valid_option_forms_are_accepted():
+    settings = torch_trt.CompileSettings.from_options({
+        "enabled_precisions": [torch.float32, torch.float16],
+        "torch_executed_ops": ["aten::relu", "aten::add.Tensor", "aten::matmul"],
+        "device": torch.device("cpu"),
+        "dynamic_shape_max": 64,
+    })
+    assert settings.enabled_precisions == {torch.float32, torch.float16}
+    assert settings.torch_executed_ops == {"aten::relu", "aten::add.Tensor", "aten::matmul"}
+
+
+def test_compile_checks_option_types_before_any_work():
+    with pytest.raises(TypeError, match="enabled_precisions must be a set of dtypes"):
+        torch_trt.compile(torch.nn.ReLU(), inputs=[torch.randn(2)], enabled_precisions=torch.float16)

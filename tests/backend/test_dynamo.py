@@ -87,6 +87,57 @@ def test_pass_through_build_failures_raises():
         compiled(torch.randn(2, 4))
 
 
+def test_a_bug_in_the_backend_surfaces_instead_of_running_in_pytorch(monkeypatch):
+    from torch_trt.backend import dynamo
+
+    def broken_pipeline(*args):
+        raise ZeroDivisionError("a bug in the pipeline")
+
+    monkeypatch.setattr(dynamo, "compile_frozen", broken_pipeline)
+    compiled = torch.compile(MLP().eval(), backend="tensorrt", options=REFERENCE)
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="a bug in the pipeline"):
+        compiled(torch.randn(2, 4))
+
+
+def test_a_bug_while_rebuilding_surfaces(builds, monkeypatch):
+    from torch_trt.backend import dynamo
+
+    compiled = check_compiled(MLP().eval(), batches(7), {"dynamic_shape_max": 16}, dynamic=True)
+    monkeypatch.setattr(dynamo, "compile_frozen", lambda *args: 1 / 0)
+    with torch.no_grad(), pytest.raises(ZeroDivisionError):
+        compiled(torch.randn(40, 4))  # outside the engine's range: the graph is rebuilt, not recompiled by dynamo
+    assert len(builds) == 1
+
+
+@pytest.fixture
+def without_tensorrt(monkeypatch):
+    """`import tensorrt` fails, whatever this machine has installed."""
+    from torch_trt.targets import resolve_target, tensorrt
+
+    monkeypatch.setattr(tensorrt, "load", lambda: None)
+    resolve_target.cache_clear()
+    yield
+    resolve_target.cache_clear()
+
+
+def test_target_tensorrt_without_tensorrt_raises_as_the_torchscript_path_does(without_tensorrt, builds):
+    import torch_trt
+
+    with pytest.raises(Exception, match="target='tensorrt' but `import tensorrt` failed") as torchscript_error:
+        torch_trt.compile(MLP().eval(), inputs=[torch.randn(2, 4)], target="tensorrt")
+    compiled = torch.compile(MLP().eval(), backend="tensorrt", options={"target": "tensorrt"})
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as dynamo_error:
+        compiled(torch.randn(2, 4))
+    assert str(torchscript_error.value) in str(dynamo_error.value)
+    assert builds == []
+
+
+def test_option_of_the_wrong_type_raises_through_torch_compile():
+    compiled = torch.compile(MLP(), backend="tensorrt", options={"enabled_precisions": torch.float16})
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="enabled_precisions must be a set of dtypes"):
+        compiled(torch.randn(2, 4))
+
+
 def test_training_mode_runs_in_pytorch(builds, caplog):
     model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8)).train()
     twin, x = copy.deepcopy(model), torch.randn(6, 4)

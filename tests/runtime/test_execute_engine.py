@@ -86,3 +86,19 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
+
+
+def test_input_that_requires_grad_is_an_error_not_a_result_without_gradients():
+    compiled, x, y = _compile()
+    with pytest.raises(Exception, match="cannot compute gradients.*torch.no_grad"):
+        compiled(x.requires_grad_(), y)
+
+
+@pytest.mark.parametrize("no_grad_mode", [torch.no_grad, torch.inference_mode])
+def test_input_that_requires_grad_runs_without_grad_mode(no_grad_mode):
+    compiled, x, y = _compile()
+    x.requires_grad_()
+    expected = Model()(x.detach(), y)
+    with no_grad_mode():
+        for got, want in zip(compiled(x, y), expected):
+            torch.testing.assert_close(got, want)

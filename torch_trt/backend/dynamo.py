@@ -10,7 +10,9 @@ import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={..
 
 The returned CompiledGraph runs the compiled module on each call's user tensors and rebuilds
 when a baked value changed or a dynamic dim left its range. A graph that cannot be compiled
-runs in PyTorch with a warning, unless pass_through_build_failures=True, which raises.
+runs in PyTorch with a warning naming the reason, unless pass_through_build_failures=True, which
+raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any other exception is a bug
+and surfaces, as does a target that cannot be loaded (target="tensorrt" without TensorRT).
 """
 
 import logging
@@ -20,6 +22,7 @@ import torch
 
 from .._settings import CompileSettings
 from ..errors import TorchTRTError
+from ..targets import resolve_target
 from . import engine_cache
 from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
 from .fx_to_script import canonical_text, tensor_version, trace_frozen, without_runtime_asserts
@@ -29,6 +32,7 @@ from .pipeline import compile_frozen
 logger = logging.getLogger(__name__)
 
 MAX_SHAPES = 16  # engines one graph may build when it needs one per input shape
+REFUSALS = (TorchTRTError, UnsupportedGraph)  # why a graph runs in PyTorch; anything else is a bug and raises
 
 
 def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
@@ -36,6 +40,7 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
     settings = CompileSettings.from_options({**(options or {}), **kwargs})
     if mode not in (None, "default"):
         logger.info("torch_trt ignores torch.compile(mode=%r)", mode)
+    resolve_target(settings.target)  # a target that cannot load is the user's to fix, not a reason to run in PyTorch
     if settings.debug:
         logger.info("FX graph from dynamo:\n%s", gm.print_readable(print_output=False))
     try:
@@ -45,7 +50,7 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
             return gm.forward
         compiled = CompiledGraph(gm, signature, settings)
         compiled.build([_concrete(value) for value in example_inputs])
-    except Exception as error:
+    except REFUSALS as error:
         if settings.pass_through_build_failures:
             raise
         logger.warning("torch_trt could not compile a graph of %d nodes; it runs in PyTorch. Reason: %s",
@@ -151,7 +156,7 @@ class CompiledGraph:
         try:
             if self.build(args):
                 return True
-        except Exception as error:
+        except REFUSALS as error:
             if self.settings.pass_through_build_failures:
                 raise
             logger.warning("torch_trt could not rebuild a graph for new inputs; such calls run in PyTorch. "

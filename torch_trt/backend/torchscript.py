@@ -8,8 +8,8 @@ import torch
 
 from .._input import Input
 from .._settings import CompileSettings
-from ..errors import LoweringError
 from .pipeline import compile_frozen
+from .tracing import trace_module
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +19,16 @@ def compile(module, inputs, **options):
 
     `inputs` is a list of `torch_trt.Input` or example tensors, one per forward argument;
     `options` are CompileSettings fields (unknown names are an error that lists the valid ones).
+
+    An nn.Module is compiled through `torch.jit.script`. When scripting fails, the module is traced
+    with the example inputs instead, with a warning: a trace keeps only the ops this run executed,
+    so a Python `if` on tensor values would be fixed to the branch the examples took. Such a trace
+    is refused with a LoweringError naming the source line, unless `allow_traced_control_flow=True`
+    says that branch is right for every input; script the module yourself to keep the `if`.
+
+    The module is compiled in eval mode; the module you pass keeps its own mode (each submodule's
+    `training` flag is restored). The result is for inference only: calling it with inputs that
+    require grad while grad mode is on is an error (use torch.no_grad() or torch.inference_mode()).
     """
     frozen, specs, settings, device, examples = prepare(module, inputs, options)
     return compile_frozen(frozen, specs, settings, device, examples)
@@ -30,15 +40,16 @@ def prepare(module, inputs, options):
     Engines run where the example tensors are, else where the module's parameters are, else on CUDA when present.
     """
     settings = CompileSettings.from_options(options)
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"torch_trt.compile needs a torch.nn.Module or ScriptModule, got {type(module).__name__}")
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
     tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
-    parameters = list(module.parameters()) if isinstance(module, torch.nn.Module) else []
-    device = settings.resolved_device(next((t.device for t in tensors + parameters), None))
+    device = settings.resolved_device(next((t.device for t in tensors + list(module.parameters())), None))
     examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
-    with quiet_torchscript():
-        frozen = torch.jit.freeze(to_script_module(module, examples).eval())
+    with quiet_torchscript(), eval_mode(module):
+        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow))
     return frozen, specs, settings, device, examples
 
 
@@ -51,26 +62,32 @@ def quiet_torchscript():
         yield
 
 
+@contextlib.contextmanager
+def eval_mode(module):
+    """The module in eval mode inside the block; each submodule gets its own `training` flag back after."""
+    modes = [(submodule, submodule.training) for submodule in module.modules()]
+    module.eval()
+    try:
+        yield
+    finally:
+        for submodule, training in modes:
+            submodule.training = training
+
+
 def _as_tensor(value):
     if not isinstance(value, torch.Tensor):
         raise ValueError(f"inputs entries must be torch_trt.Input or torch.Tensor, got {type(value).__name__}")
     return value
 
 
-def to_script_module(module, examples):
-    """A ScriptModule for `module`: itself, else scripted, else traced with the example inputs."""
+def to_script_module(module, examples, allow_traced_control_flow):
+    """A ScriptModule for `module` (in eval mode): itself, else scripted, else traced with the example inputs."""
     if isinstance(module, torch.jit.ScriptModule):
         return module
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"torch_trt.compile needs a torch.nn.Module or ScriptModule, got {type(module).__name__}")
-    module = module.eval()
     try:
         return torch.jit.script(module)
     except Exception as script_error:  # scripting rejects much Python; tracing is the documented fallback
-        logger.info("torch.jit.script failed (%s); tracing with the example inputs instead",
-                    str(script_error).splitlines()[0])
-    try:
-        with torch.no_grad():
-            return torch.jit.trace(module, tuple(examples), check_trace=False)
-    except Exception as trace_error:
-        raise LoweringError(f"could not script or trace {type(module).__name__}: {trace_error}") from trace_error
+        why = (str(script_error).strip().splitlines() or [type(script_error).__name__])[0]
+    logger.warning("torch.jit.script failed on %s (%s); tracing it with the example inputs instead, so its Python "
+                   "control flow follows the path these inputs take", type(module).__name__, why)
+    return trace_module(module, examples, why, allow_traced_control_flow)

@@ -2,6 +2,7 @@
 
 import torch
 
+from ..errors import EngineIOError
 from .engine_manager import get_runner
 
 SCHEMA = "execute_engine(Tensor[] inputs, Tensor engine, str engine_id, str target, str device) -> Tensor[]"
@@ -12,6 +13,10 @@ _library.define(SCHEMA)
 
 def execute_engine(inputs, engine, engine_id, target, device):
     """Run the engine serialized in `engine` (uint8 tensor) on `inputs`; returns new output tensors."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        raise EngineIOError("a TensorRT engine cannot compute gradients, but an input requires grad while grad mode "
+                            "is on; call the compiled module under torch.no_grad() or torch.inference_mode(), or "
+                            "pass tensors that do not require grad (.detach())")
     return get_runner(engine_id, engine, target, device)(list(inputs))
 
 

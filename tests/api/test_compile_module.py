@@ -1,0 +1,105 @@
+"""torch_trt.compile on an nn.Module: the user's module keeps its mode, and the tracing fallback says what it did."""
+
+import logging
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import torch_trt
+from torch_trt.errors import LoweringError
+
+REFERENCE = {"target": "reference", "min_block_size": 1}
+
+
+class BranchesOnData(nn.Module):
+    """Not scriptable (*args), and its result depends on a Python `if` on the input's values."""
+
+    def forward(self, x, *rest):
+        if x.sum() > 0:
+            return torch.relu(x) * 2
+        return x - 1
+
+
+class NotScriptable(nn.Module):
+    """Not scriptable (*args); no control flow, so a trace is exact."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, *rest):
+        return torch.relu(self.fc(x))
+
+
+def test_traced_data_dependent_if_is_refused_naming_the_line():
+    with pytest.raises(LoweringError) as caught:
+        torch_trt.compile(BranchesOnData(), inputs=[torch.ones(2, 3)], **REFERENCE)
+    message = str(caught.value)
+    assert f"{__file__}:" in message and "if x.sum() > 0:" in message
+    assert "allow_traced_control_flow=True" in message
+    assert "can't take variable number of arguments" in message  # why scripting failed
+
+
+def test_refusal_holds_when_the_user_silenced_tracer_warnings():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        with pytest.raises(LoweringError, match="if x.sum"):
+            torch_trt.compile(BranchesOnData(), inputs=[torch.ones(2, 3)], **REFERENCE)
+
+
+def test_allow_traced_control_flow_keeps_the_examples_branch_with_a_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        compiled = torch_trt.compile(BranchesOnData(), inputs=[torch.ones(2, 3)], allow_traced_control_flow=True,
+                                     **REFERENCE)
+    x = torch.rand(2, 3) + 0.1
+    torch.testing.assert_close(compiled(x), torch.relu(x) * 2)
+    assert "torch.jit.script failed on BranchesOnData" in caplog.text
+    assert "Converting a tensor to a Python boolean" in caplog.text and "if x.sum() > 0:" in caplog.text
+
+
+def test_tracing_fallback_is_a_warning_with_the_script_error(caplog):
+    model = NotScriptable().eval()
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        compiled = torch_trt.compile(model, inputs=[torch.randn(2, 4)], **REFERENCE)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    [record] = [r for r in caplog.records if "torch.jit.script failed" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "can't take variable number of arguments" in record.getMessage() and "tracing it" in record.getMessage()
+
+
+def test_compile_docstring_documents_the_tracing_fallback():
+    doc = torch_trt.compile.__doc__
+    assert "traced" in doc and "allow_traced_control_flow" in doc and "eval mode" in doc
+
+
+class TrainsDifferently(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.bn, self.drop = nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.bn(self.fc(x)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: TrainsDifferently(),
+    lambda: torch.jit.script(TrainsDifferently()),
+], ids=["nn.Module", "ScriptModule"])
+def test_compile_leaves_the_users_module_in_its_mode(make):
+    model = make().train()
+    model.fc.eval()  # a mix of modes comes back as it was
+    modes = [m.training for m in model.modules()]
+    compiled = torch_trt.compile(model, inputs=[torch.randn(3, 4)], **REFERENCE)
+    assert [m.training for m in model.modules()] == modes
+    x = torch.randn(3, 4)
+    model.eval()
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)  # compiled as in eval mode
+
+
+def test_traced_module_is_left_in_its_mode():
+    model = NotScriptable().train()
+    torch_trt.compile(model, inputs=[torch.randn(2, 4)], **REFERENCE)
+    assert all(m.training for m in model.modules())

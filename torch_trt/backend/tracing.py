@@ -1,0 +1,56 @@
+"""Tracing a module that torch.jit.script rejects, refusing a trace whose control flow depends on tensor data.
+
+A trace records the ops one run executes: a Python `if` on a tensor's value keeps only the branch the
+example inputs took, and PyTorch says so only through a TracerWarning. Such a trace is refused (a
+LoweringError naming the source line) unless allow_traced_control_flow=True; PyTorch's other
+TracerWarnings (values read into Python, loops over a tensor) are logged at WARNING.
+"""
+
+import linecache
+import logging
+import warnings
+
+import torch
+
+from ..errors import LoweringError
+
+logger = logging.getLogger(__name__)
+
+CONTROL_FLOW_WARNING = "Converting a tensor to a Python boolean"  # PyTorch's TracerWarning for `if tensor:`
+
+
+def trace_module(module, examples, why_traced, allow_traced_control_flow):
+    """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", torch.jit.TracerWarning)  # even where the user silenced them
+        torch.jit.TracerWarning.ignore_lib_warnings()  # PyTorch's own modules stay silent, as by default
+        try:
+            with torch.no_grad():
+                traced = torch.jit.trace(module, tuple(examples), check_trace=False)
+        except Exception as trace_error:
+            raise LoweringError(f"could not script or trace {type(module).__name__}: {trace_error}") from trace_error
+    tracer_warnings = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
+    for w in caught:
+        if not issubclass(w.category, torch.jit.TracerWarning):  # not ours to judge: show it as Python would have
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    control_flow = [w for w in tracer_warnings if str(w.message).startswith(CONTROL_FLOW_WARNING)]
+    if control_flow and not allow_traced_control_flow:
+        raise LoweringError(_control_flow_refusal(type(module).__name__, control_flow, why_traced))
+    for w in tracer_warnings:
+        logger.warning("tracing %s: %s (at %s)", type(module).__name__, str(w.message).split(". ")[0], _where(w))
+    return traced
+
+
+def _control_flow_refusal(name, control_flow, why_traced):
+    lines = "\n".join(f"  - {_where(w)}" for w in control_flow)
+    return (f"torch.jit.script failed on {name} ({why_traced}), and tracing it instead fixed Python control flow "
+            f"that depends on tensor values to the branch the example inputs took, so other inputs would get "
+            f"silently wrong results:\n{lines}\n"
+            "Make the module scriptable (or pass a torch.jit.script'ed module), or pass "
+            "allow_traced_control_flow=True if that branch is right for every input.")
+
+
+def _where(warning):
+    """`file:line: source` of the model line a TracerWarning points at."""
+    source = linecache.getline(warning.filename, warning.lineno).strip()
+    return f"{warning.filename}:{warning.lineno}" + (f": {source}" if source else "")
