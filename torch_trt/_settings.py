@@ -21,6 +21,7 @@ class CompileSettings:
     torch_executed_ops: set = field(default_factory=set)
     require_full_compilation: bool = False
     workspace_size: int = 1 << 30
+    optimization_level: int = 3  # the builder's: 0-5, more build time for faster engines (TensorRT's default is 3)
     truncate_long_and_double: bool = False
     debug: bool = False
     target: str = "auto"
@@ -39,6 +40,9 @@ class CompileSettings:
         _require("min_block_size", self.min_block_size, int, "an int >= 1")
         if self.min_block_size < 1:
             raise ValueError(f"min_block_size must be >= 1, got {self.min_block_size}")
+        _require("optimization_level", self.optimization_level, int, "an int from 0 to 5")
+        if not 0 <= self.optimization_level <= 5:
+            raise ValueError(f"optimization_level must be from 0 to 5, got {self.optimization_level}")
         _require("workspace_size", self.workspace_size, int, "a number of bytes (int)")
         if self.workspace_size < 1:
             raise ValueError(f"workspace_size must be a positive number of bytes, got {self.workspace_size}")

@@ -67,6 +67,8 @@ def test_engines_run_where_the_module_is_when_only_specs_are_given():
     ({"torch_executed_ops": {"relu"}}, ValueError, r"torch_executed_ops: 'relu' is not an operator"),
     ({"torch_executed_ops": {"aten::add.Tensr"}}, ValueError, r"'aten::add.Tensr' is not an operator"),
     ({"torch_executed_ops": {torch.relu}}, TypeError, r"torch_executed_ops entries must be operator names"),
+    ({"optimization_level": 6}, ValueError, r"optimization_level must be from 0 to 5, got 6"),
+    ({"optimization_level": "3"}, TypeError, r"optimization_level must be an int"),
     ({"workspace_size": 1.5e9}, TypeError, r"workspace_size must be a number of bytes"),
     ({"workspace_size": 0}, ValueError, r"workspace_size must be a positive number of bytes"),
     ({"dynamic_shape_max": True}, TypeError, r"dynamic_shape_max must be a positive int or None"),

@@ -16,6 +16,7 @@ def build_engine(ctx, builder, input_specs, device):
     trt, network = ctx.trt, ctx.network
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, ctx.settings.workspace_size)
+    config.builder_optimization_level = ctx.settings.optimization_level
     profile = builder.create_optimization_profile()
     for index, spec in enumerate(input_specs):
         profile.set_shape(f"input_{index}", spec.min_shape, spec.opt_shape, spec.max_shape)

@@ -74,3 +74,15 @@ def test_generated_code_matches_the_interpreter():
     generated_engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
     assert not isinstance(generated_engine._program, Program)
     torch.testing.assert_close(_run(generated_engine, x), interpreted)
+
+
+def test_the_optimization_level_setting_reaches_the_engine():
+    import torch_trt
+    module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval()
+    compiled = torch_trt.compile(module, [torch.randn(2, 3)], target="reference", min_block_size=1,
+                                 optimization_level=1)
+    engine = bytes(next(n for n in compiled.graph.nodes() if n.kind() == "prim::Constant"
+                        and n.output().type().kind() == "TensorType" and n.output().toIValue().dtype == torch.uint8)
+                   .output().toIValue().numpy())
+    plan, _ = torch_trt.targets.reference.plan.deserialize(engine)
+    assert plan["optimization_level"] == 1
