@@ -1,8 +1,10 @@
 """IGatherLayer: DEFAULT (ONNX Gather), ELEMENT (GatherElements) and ND (GatherND) gathering.
 
 Every mode is written as one broadcast advanced-indexing read, so a single check covers the
-ranges: TensorRT documents indices in [0, dim) only, and the reference raises at run time on any
+ranges: TensorRT documents indices in [0, dim) only, and the reference fails at run time on any
 read outside that range, negative indices included, rather than wrapping them as PyTorch would.
+The check is an asynchronous assert (on CUDA a device-side assert, as PyTorch's own indexing
+does), so a gather never waits for the device and its engine can be captured in a CUDA graph.
 """
 
 import torch
@@ -18,14 +20,12 @@ _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float8_e4m3fn,
 
 
 def _index(data, subscripts):
-    """data[subscripts], after checking on real tensors that each subscript for dim d lies in [0, data.shape[d])."""
+    """data[subscripts], asserting on real tensors that each subscript for dim d lies in [0, data.shape[d])."""
     for dim, subscript in enumerate(subscripts):
-        if subscript.is_meta or subscript.numel() == 0:
-            continue
-        low, high = int(subscript.min()), int(subscript.max())
-        if low < 0 or high >= data.shape[dim]:
-            raise RuntimeError(f"gather reads index {low if low < 0 else high} of dim {dim} (size {data.shape[dim]}); "
-                               "TensorRT does not define negative or out-of-range indices")
+        if not subscript.is_meta:
+            torch._assert_async(((subscript >= 0) & (subscript < data.shape[dim])).all(),
+                                f"gather reads an index outside [0, {data.shape[dim]}) of dim {dim}; TensorRT does not "
+                                "define negative or out-of-range indices")
     # A leading unit dim keeps 0-D subscripts tensors: PyTorch would read them as Python ints (.item()).
     return data[tuple(subscript.unsqueeze(0) for subscript in subscripts)][0]
 

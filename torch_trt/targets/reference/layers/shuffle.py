@@ -17,11 +17,11 @@ def _permute(tensor, permutation):
 def reshape_target(shape, dims, zero_is_placeholder):
     """Resolve TensorRT's reshape dims (0 = copy the input dim, -1 = infer) against `shape`."""
     check(list(dims).count(-1) <= 1, f"reshape_dims {tuple(dims)} has more than one -1")
-    check(not zero_is_placeholder or all(d != 0 or i < len(shape) for i, d in enumerate(dims)),
+    check(not zero_is_placeholder or all([d != 0 or i < len(shape) for i, d in enumerate(dims)]),
           f"reshape_dims {tuple(dims)} copies with 0 a dim past the input's rank {len(shape)} (zero_is_placeholder)")
     resolved = [shape[i] if d == 0 and zero_is_placeholder else d for i, d in enumerate(dims)]
-    check(all(d == -1 or d >= 0 for d in resolved), f"reshape_dims {tuple(dims)} has negative entries")
-    known = math.prod(d for d in resolved if d != -1)
+    check(all([d == -1 or d >= 0 for d in resolved]), f"reshape_dims {tuple(dims)} has negative entries")
+    known = math.prod([d for d in resolved if d != -1])
     if -1 in resolved:
         check(known != 0 and math.prod(shape) % known == 0,
               f"cannot reshape {tuple(shape)} to {tuple(dims)}: volume not divisible")
