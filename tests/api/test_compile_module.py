@@ -103,3 +103,9 @@ def test_traced_module_is_left_in_its_mode():
     model = NotScriptable().train()
     torch_trt.compile(model, inputs=[torch.randn(2, 4)], **REFERENCE)
     assert all(m.training for m in model.modules())
+
+
+def test_an_already_frozen_module_gets_a_clear_error():
+    frozen = torch.jit.freeze(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(3, 3)).eval()))
+    with pytest.raises(TypeError, match="already frozen ScriptModule; pass it before torch.jit.freeze"):
+        torch_trt.compile(frozen, [torch.randn(2, 3)], target="reference")

@@ -6,7 +6,10 @@ from torch.testing import FileCheck
 
 from torch_trt.lowering.passes.convolution_forms import normalize_convolution
 from torch_trt.lowering.passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
-from torch_trt.lowering.passes.remove_no_ops import remove_no_ops
+from torch_trt.lowering.passes.fused_attention import lower_fused_attention
+from torch_trt.lowering.passes.remove_dead_loops import remove_dead_loops
+from torch_trt.lowering.passes.remove_no_ops import remove_no_ops, view_to_reshape
+from torch_trt.lowering.rewrite import replace_node
 from torch_trt import lowering
 
 CASES = [  # id, pass, graph before, ops that must appear after, ops that must be gone
@@ -41,6 +44,32 @@ CASES = [  # id, pass, graph before, ops that must appear after, ops that must b
         %z : Tensor = aten::contiguous(%y, %fmt)
         %d : Tensor = aten::detach(%z)
         return (%d)""", [], ["aten::dropout", "aten::contiguous", "aten::detach"]),
+    ("two_linears_without_bias", unpack_linear, """graph(%x : Tensor, %w : Tensor):
+        %none : NoneType = prim::Constant()
+        %y : Tensor = aten::linear(%x, %w, %none)
+        %z : Tensor = aten::linear(%y, %w, %none)
+        return (%z)""", ["aten::matmul", "aten::matmul"], ["aten::linear", "aten::add"]),
+    ("view", view_to_reshape, """graph(%x : Tensor):
+        %size : int[] = prim::Constant[value=[-1]]()
+        %y : Tensor = aten::view(%x, %size)
+        return (%y)""", ["aten::reshape"], ["aten::view"]),
+    ("conv2d_same_padding_kept", normalize_convolution, """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+        %s : int[] = prim::Constant[value=[1, 1]]()
+        %p : str = prim::Constant[value="same"]()
+        %g : int = prim::Constant[value=1]()
+        %y : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %s, %g)
+        return (%y)""", ["aten::conv2d"], ["aten::_convolution"]),
+    ("unused_loop", remove_dead_loops, """graph(%x : Tensor):
+        %n : int = prim::Constant[value=3]()
+        %t : bool = prim::Constant[value=1]()
+        %size : int[] = aten::size(%x)
+        %p : int = prim::Loop(%n, %t, %n)
+          block0(%i : int, %acc : int):
+            %d : int = aten::__getitem__(%size, %i)
+            %next : int = aten::mul(%acc, %d)
+            -> (%t, %next)
+        %y : Tensor = aten::relu(%x)
+        return (%y)""", ["aten::relu"], ["prim::Loop", "aten::size"]),
 ]
 
 
@@ -96,3 +125,63 @@ def test_training_mode_dropout_is_kept():
         return (%y)""")
     remove_no_ops(graph)
     FileCheck().check("aten::dropout").run(str(graph))
+
+
+def test_rewrites_stay_after_an_in_place_write():
+    graph = torch._C.parse_ir("""graph(%x : Tensor, %w : Tensor, %b : Tensor):
+        %two : int = prim::Constant[value=2]()
+        %scaled : Tensor = aten::mul_(%x, %two)
+        %y : Tensor = aten::linear(%x, %w, %b)
+        return (%y)""")
+    unpack_linear(graph)
+    FileCheck().check("aten::mul_").check("aten::t").check("aten::matmul").check("aten::add").run(str(graph))
+
+
+def test_loop_that_writes_is_kept():
+    graph = torch._C.parse_ir("""graph(%x : Tensor):
+        %n : int = prim::Constant[value=3]()
+        %t : bool = prim::Constant[value=1]()
+        %one : int = prim::Constant[value=1]()
+        %p : int = prim::Loop(%n, %t, %n)
+          block0(%i : int, %acc : int):
+            %w : Tensor = aten::add_(%x, %one, %one)
+            -> (%t, %acc)
+        return (%x)""")
+    remove_dead_loops(graph)
+    FileCheck().check("prim::Loop").check("aten::add_").run(str(graph))
+
+
+def test_replacement_with_other_arity_is_refused():
+    graph = torch._C.parse_ir("""graph(%x : Tensor):
+        %y : Tensor = aten::relu(%x)
+        return (%y)""")
+    with pytest.raises(ValueError, match="aten::relu"):
+        replace_node(graph, graph.findNode("aten::relu"), """graph(%x, %extra):
+        return (%x)""")
+
+
+def test_fused_attention_is_lowered_to_matmul_and_softmax():
+    graph = torch._C.parse_ir("""graph(%q : Tensor, %wqkv : Tensor, %bqkv : Tensor, %wo : Tensor, %bo : Tensor):
+        %e : int = prim::Constant[value=16]()
+        %h : int = prim::Constant[value=2]()
+        %none : NoneType = prim::Constant()
+        %false : bool = prim::Constant[value=0]()
+        %true : bool = prim::Constant[value=1]()
+        %y : Tensor, %weights : Tensor = aten::_native_multi_head_attention(%q, %q, %q, %e, %h, %wqkv, %bqkv, %wo, %bo, %none, %false, %true, %none)
+        return (%y)""")
+    lower_fused_attention(graph)
+    torch._C._jit_pass_dce(graph)
+    FileCheck().check("aten::linear").check("aten::matmul").check("aten::softmax").check("aten::matmul") \
+        .check_not("prim::If").check_not("_native_multi_head_attention").run(str(graph))
+
+
+def test_contiguous_whose_result_is_written_is_kept():
+    graph = torch._C.parse_ir("""graph(%x : Tensor):
+        %zero : int = prim::Constant[value=0]()
+        %one : int = prim::Constant[value=1]()
+        %t : Tensor = aten::t(%x)
+        %y : Tensor = aten::contiguous(%t, %zero)
+        %z : Tensor = aten::add_(%y, %one, %one)
+        return (%x, %z)""")
+    remove_no_ops(graph)
+    FileCheck().check("aten::contiguous").check("aten::add_").run(str(graph))

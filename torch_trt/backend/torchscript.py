@@ -8,6 +8,7 @@ import torch
 
 from .._input import Input
 from .._settings import CompileSettings
+from ..lowering.frozen_attributes import fold_frozen_attributes
 from .pipeline import compile_frozen
 from .tracing import trace_module
 
@@ -42,6 +43,9 @@ def prepare(module, inputs, options):
     settings = CompileSettings.from_options(options)
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"torch_trt.compile needs a torch.nn.Module or ScriptModule, got {type(module).__name__}")
+    if isinstance(module, torch.jit.ScriptModule) and not hasattr(module, "training"):
+        raise TypeError("torch_trt.compile got an already frozen ScriptModule; pass it before torch.jit.freeze "
+                        "(compile freezes a copy itself)")
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
@@ -50,6 +54,7 @@ def prepare(module, inputs, options):
     examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
     with quiet_torchscript(), eval_mode(module):
         frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow))
+    fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
 
 

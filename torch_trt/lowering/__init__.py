@@ -10,17 +10,22 @@ import torch
 
 from . import builtin
 from .passes.convolution_forms import normalize_convolution
+from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
+from .passes.remove_dead_loops import remove_dead_loops
 from .passes.remove_exception_branches import remove_exception_branches
-from .passes.remove_no_ops import remove_no_ops
+from .passes.remove_no_ops import remove_no_ops, view_to_reshape
 
 logger = logging.getLogger(__name__)
 
 PASSES = [
     builtin.inline,
     builtin.remove_mutation,
+    lower_fused_attention,
     remove_exception_branches,
+    remove_dead_loops,
     remove_no_ops,
+    view_to_reshape,
     normalize_convolution,
     unpack_linear,
     unpack_addmm,

@@ -131,7 +131,7 @@ def _probe_graph(graph, input_specs):
         raise TorchTRTError(f"the module takes {len(values)} tensor inputs, {len(input_specs)} Input specs were given")
     probed = list(copy.inputs())
     for node, twin in zip(graph.nodes(), copy.nodes()):
-        if node.kind() != "prim::Constant":
+        if node.kind() not in ("prim::Constant", "prim::Uninitialized"):  # the latter hold no value to record
             values += [v for v in node.outputs() if _is_recorded(v)]
             probed += [v for v in twin.outputs() if _is_recorded(v)]
     for index in reversed(range(len(list(copy.outputs())))):

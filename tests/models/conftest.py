@@ -1,0 +1,29 @@
+"""Fixtures for the model zoo: a fresh dynamo per test and the modules the dynamo backend compiles."""
+
+import pytest
+import torch
+
+from torch_trt.backend import dynamo, engine_cache
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    engine_cache.clear()
+    yield
+    torch._dynamo.reset()
+    engine_cache.clear()
+
+
+@pytest.fixture
+def dynamo_modules(monkeypatch):
+    """The compiled TorchScript modules of every pipeline run the dynamo backend makes, in order."""
+    modules = []
+    compile_frozen = dynamo.compile_frozen
+
+    def spy(*args, **kwargs):
+        modules.append(compile_frozen(*args, **kwargs))
+        return modules[-1]
+
+    monkeypatch.setattr(dynamo, "compile_frozen", spy)
+    return modules
