@@ -62,3 +62,10 @@ def pytest_terminal_summary(terminalreporter):
     for text in _REPORT:
         terminalreporter.section("TensorRT API conformance", red=True)
         terminalreporter.write_line(text)
+
+
+def pytest_configure(config):
+    """Register the converter schema coverage check (schema_coverage.py)."""
+    from schema_coverage import SchemaCoverage
+
+    config.pluginmanager.register(SchemaCoverage(), "schema-coverage")

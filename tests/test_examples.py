@@ -1,6 +1,7 @@
-"""Every example runs to completion in a fresh process and prints what it shows."""
+"""Every example runs to completion in a fresh process, prints what it shows, and its printed errors are small."""
 
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -9,6 +10,21 @@ import pytest
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
 EXPECTED = {"quickstart.py": "max abs error vs eager", "torch_compile_backend.py": "engines built: 1",
             "fallback_report.py": "fallbacks by reason: no converter: 1"}
+ERRORS_PRINTED = {"quickstart.py": 2, "torch_compile_backend.py": 3, "fallback_report.py": 1}  # one per model/batch
+MAX_ABS_ERROR = 1e-4  # float32 models: the converter tests' float32 tolerance
+ERROR_FIGURE = re.compile(r"max abs error vs eager(?: at batch \d+)?:?\s+(\S+)")
+
+
+def printed_errors(stdout):
+    """Every 'max abs error vs eager ... <number>' figure printed, as floats."""
+    return [float(figure) for figure in ERROR_FIGURE.findall(stdout)]
+
+
+def test_printed_errors_are_parsed():
+    text = "  max abs error vs eager: 1.49e-07\nmax abs error vs eager at batch 5: 2.98e-07\n" \
+           "batch  7: max abs error vs eager 7.15e-07\nmax abs error vs eager: nan"
+    errors = printed_errors(text)
+    assert errors[:3] == [1.49e-07, 2.98e-07, 7.15e-07] and errors[3] != errors[3]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -16,3 +32,8 @@ def test_example_runs(path):
     result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert EXPECTED[path.name] in result.stdout
+    errors = printed_errors(result.stdout)
+    assert len(errors) == ERRORS_PRINTED[path.name], f"expected {ERRORS_PRINTED[path.name]} error figures:\n" \
+                                                     f"{result.stdout}"
+    assert all(error < MAX_ABS_ERROR for error in errors), \
+        f"max abs error above {MAX_ABS_ERROR}: {errors}\n{result.stdout}"

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 
 CASES = [  # id, function, converter, input shape, dtype
     ("relu", torch.relu, "aten::relu", (2, 3), torch.float32),
@@ -27,3 +27,15 @@ CASES = [  # id, function, converter, input shape, dtype
 @pytest.mark.parametrize("name,function,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
 def test_activation(name, function, converter, shape, dtype, device):
     check_converter(function, [torch.randn(shape, dtype=dtype) * 3], {converter}, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("gelu_dynamic_batch", F.gelu, {"aten::gelu"}, [((1, 8), (4, 8), (16, 8), (7, 8))], torch.float32),
+    ("leaky_relu_dynamic_dims", lambda x: F.leaky_relu(x, 0.2), {"aten::leaky_relu"},
+     [((1, 1, 3), (2, 4, 3), (4, 8, 3), (3, 2, 3))], torch.float16),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_activation_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 from torch_trt.errors import ConversionError
 
 F32, F16 = torch.float32, torch.float16
@@ -53,3 +53,19 @@ def test_runtime_weight_is_refused(device):
     with pytest.raises(ConversionError, match="'weight' is a runtime tensor"):
         check_converter(lambda x, w: F.conv2d(x, w), [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)],
                         {"aten::_convolution"}, device)
+
+
+DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
+    ("conv2d_dynamic_batch", nn.Conv2d(3, 4, 3, padding=1), ((1, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8), (3, 3, 8, 8)),
+     F32),
+    ("conv2d_dynamic_spatial", nn.Conv2d(2, 3, 3, stride=2), ((1, 2, 5, 5), (1, 2, 8, 8), (1, 2, 12, 12), (1, 2, 11, 6)),
+     F32),
+    ("conv_transpose2d_dynamic_batch", nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1),
+     ((1, 2, 4, 4), (2, 2, 4, 4), (5, 2, 4, 4), (4, 2, 4, 4)), F32),
+]
+
+
+@pytest.mark.parametrize("name,module,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_conv_dynamic(name, module, ranges, dtype, device):
+    specs, inputs = dynamic_inputs([ranges], dtype)
+    check_converter(nn.Sequential(module), inputs, {"aten::_convolution"}, device, specs=specs)

@@ -2,23 +2,33 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check_converter, make_input
+from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 MM = {"aten::matmul"}
 AFFINE = {"aten::matmul", "aten::add"}
 
 
-class _Weighted(torch.nn.Module):
-    """`function(x, *weights)` with the weights held as parameters, so lowering sees constants."""
+class ConstantRhs(torch.nn.Module):
+    """x @ weight, with the weight a parameter, so lowering sees a constant."""
 
-    def __init__(self, function, *shapes):
+    def __init__(self, *shape):
         super().__init__()
-        self.function = function
-        self.weights = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(s)) for s in shapes])
+        self.weight = torch.nn.Parameter(torch.randn(shape))
 
     def forward(self, x):
-        return self.function(x, *self.weights)
+        return torch.matmul(x, self.weight)
+
+
+class ConstantAddmm(torch.nn.Module):
+    """addmm(bias, x, weight, beta=3) with constant weight and bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight, self.bias = torch.nn.Parameter(torch.randn(4, 5)), torch.nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x, self.weight, beta=3.0)
 
 
 CASES = [  # id, function or module, converters, input shapes, dtype
@@ -42,8 +52,8 @@ CASES = [  # id, function or module, converters, input shapes, dtype
     ("mat_2d_2d_int", torch.matmul, MM, [(3, 4), (4, 5)], i32),
     ("vec_1d_3d_int", torch.matmul, MM, [(4,), (2, 4, 5)], i32),
     ("operator_at", lambda a, b: a @ b, MM, [(2, 3, 4), (4,)], f32),
-    ("constant_rhs", _Weighted(torch.matmul, (4, 5)), MM, [(2, 3, 4)], f32),
-    ("constant_rhs_vector", _Weighted(torch.matmul, (4,)), MM, [(2, 3, 4)], f32),
+    ("constant_rhs", ConstantRhs(4, 5), MM, [(2, 3, 4)], f32),
+    ("constant_rhs_vector", ConstantRhs(4), MM, [(2, 3, 4)], f32),
     ("linear_bias_2d", torch.nn.Linear(4, 5), AFFINE, [(3, 4)], f32),
     ("linear_bias_3d", torch.nn.Linear(4, 5), AFFINE, [(2, 3, 4)], f32),
     ("linear_no_bias_2d", torch.nn.Linear(4, 5, bias=False), MM, [(3, 4)], f32),
@@ -54,7 +64,7 @@ CASES = [  # id, function or module, converters, input shapes, dtype
     ("addmm", torch.addmm, AFFINE, [(5,), (3, 4), (4, 5)], f32),
     ("addmm_beta_alpha", lambda b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0), AFFINE | {"aten::mul"},
      [(3, 5), (3, 4), (4, 5)], f32),
-    ("addmm_constant", _Weighted(lambda x, w, b: torch.addmm(b, x, w, beta=3.0), (4, 5), (5,)), AFFINE, [(3, 4)], f32),
+    ("addmm_constant", ConstantAddmm(), AFFINE, [(3, 4)], f32),
     ("mm", torch.mm, MM, [(3, 4), (4, 5)], f32),
     ("mm_fp16", torch.mm, MM, [(3, 4), (4, 5)], f16),
     ("bmm", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f32),
@@ -67,3 +77,16 @@ def test_matmul(name, function, converters, shapes, dtype, device):
     if device == "cuda" and not dtype.is_floating_point:
         pytest.skip("eager PyTorch has no integer matmul on CUDA")
     check_converter(function, [make_input(s, dtype, -5, 6) for s in shapes], converters, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("linear_dynamic_batch", torch.nn.Linear(4, 5), AFFINE, [((1, 4), (3, 4), (8, 4), (6, 4))], f32),
+    ("constant_rhs_dynamic_rows", ConstantRhs(4, 5), MM, [((1, 1, 4), (2, 3, 4), (4, 6, 4), (3, 5, 4))], f32),
+    ("bmm_dynamic_batch", torch.bmm, MM, [((1, 3, 4), (2, 3, 4), (6, 3, 4), (5, 3, 4)),
+                                          ((1, 4, 2), (2, 4, 2), (6, 4, 2), (5, 4, 2))], f32),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_matmul_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 
 
 F32, F16 = torch.float32, torch.float16
@@ -12,25 +12,13 @@ BN, LN, GN = "aten::batch_norm", "aten::layer_norm", "aten::group_norm"
 pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
 
 
-class Traced(nn.Module):
-    """Runs `module`; *inputs makes torch_trt trace it, since scripting keeps BatchNorm's and GroupNorm's input
-    checks as control flow."""
-
-    def __init__(self, module):
-        super().__init__()
-        self.module = module
-
-    def forward(self, *inputs):
-        return self.module(*inputs)
-
-
 def randomized(module, dtype=F32):
     """`module` in `dtype` with its float parameters and buffers (running stats too) drawn from [0.5, 1.5)."""
     with torch.no_grad():
         for tensor in list(module.parameters()) + list(module.buffers()):
             if tensor.is_floating_point():
                 tensor.uniform_(0.5, 1.5)
-    return Traced(module.to(dtype))
+    return module.to(dtype)
 
 
 CASES = [  # id, module, converter, input shape, dtype
@@ -47,12 +35,12 @@ CASES = [  # id, module, converter, input shape, dtype
     ("layer_norm_no_affine", nn.LayerNorm(8, elementwise_affine=False), LN, (3, 8), F32),
     ("layer_norm_no_bias", randomized(nn.LayerNorm(8, bias=False)), LN, (2, 2, 8), F32),
     ("layer_norm_eps", lambda x: F.layer_norm(x, (6,), eps=0.1), LN, (4, 6), F32),
-    ("layer_norm_scripted", nn.LayerNorm((3, 5)), LN, (2, 3, 5), F32),
+    ("layer_norm_default_weights", nn.LayerNorm((3, 5)), LN, (2, 3, 5), F32),
     ("layer_norm_fp16", randomized(nn.LayerNorm(16), F16), LN, (2, 4, 16), F16),
     ("layer_norm_2_dims_fp16", randomized(nn.LayerNorm((4, 8)), F16), LN, (2, 4, 8), F16),
     ("group_norm", randomized(nn.GroupNorm(2, 4)), GN, (2, 4, 3, 3), F32),
     ("group_norm_per_channel_groups", randomized(nn.GroupNorm(4, 4)), GN, (1, 4, 5), F32),
-    ("group_norm_one_group_no_affine", Traced(nn.GroupNorm(1, 6, affine=False)), GN, (2, 6, 2, 2, 2), F32),
+    ("group_norm_one_group_no_affine", nn.GroupNorm(1, 6, affine=False), GN, (2, 6, 2, 2, 2), F32),
     ("group_norm_fp16", randomized(nn.GroupNorm(2, 8), F16), GN, (2, 8, 4, 4), F16),
 ]
 
@@ -62,8 +50,34 @@ def test_normalization(name, module, converter, shape, dtype, device):
     check_converter(module, [torch.randn(shape, dtype=dtype) * 2 + 1], {converter}, device)
 
 
+class TrainingBatchNorm(nn.Module):
+    """relu, then batch_norm in training mode on fixed running statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("var", torch.ones(3))
+
+    def forward(self, x):
+        return F.batch_norm(torch.relu(x), self.mean, self.var, training=True)
+
+
 def test_batch_norm_training_falls_back(device):
-    mean, var = torch.zeros(3, device=device), torch.ones(3, device=device)
-    compiled = check_converter(lambda x: F.batch_norm(torch.relu(x), mean, var, training=True),
-                               [torch.randn(2, 3, 4, 4)], {"aten::relu"}, device, require_full_compilation=False)
+    compiled = check_converter(TrainingBatchNorm(), [torch.randn(2, 3, 4, 4)], {"aten::relu"}, device,
+                               require_full_compilation=False)
     assert "aten::batch_norm" in str(compiled.graph)
+
+
+DYNAMIC = [  # id, module, converter, (min, opt, max, run) input shape, dtype
+    ("batch_norm_dynamic_batch", randomized(nn.BatchNorm2d(3)), BN, ((1, 3, 4, 4), (2, 3, 4, 4), (8, 3, 4, 4),
+                                                                     (5, 3, 4, 4)), F32),
+    ("layer_norm_dynamic_rows", randomized(nn.LayerNorm(8)), LN, ((1, 1, 8), (2, 4, 8), (4, 9, 8), (3, 7, 8)), F32),
+    ("group_norm_dynamic_batch", randomized(nn.GroupNorm(2, 4)), GN, ((1, 4, 3, 3), (2, 4, 3, 3), (6, 4, 3, 3),
+                                                                      (4, 4, 3, 3)), F32),
+]
+
+
+@pytest.mark.parametrize("name,module,converter,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_normalization_dynamic(name, module, converter, ranges, dtype, device):
+    specs, inputs = dynamic_inputs([ranges], dtype)
+    check_converter(module, inputs, {converter}, device, specs=specs)

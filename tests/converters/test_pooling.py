@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 from torch_trt.errors import ConversionError
 
 F32, F16 = torch.float32, torch.float16
@@ -83,3 +83,18 @@ REFUSED = [  # id, function, input shape, message
 def test_pooling_refused(name, function, shape, message, device):
     with pytest.raises(ConversionError, match=message):
         check_converter(function, [torch.randn(shape)], set(), device)
+
+
+DYNAMIC = [  # id, function or module, converter, (min, opt, max, run) input shape, dtype
+    ("max2d_dynamic_batch", nn.MaxPool2d(3, 2, 1), MAX2, ((1, 2, 8, 8), (2, 2, 8, 8), (6, 2, 8, 8), (5, 2, 8, 8)), F32),
+    ("avg2d_dynamic_spatial", nn.AvgPool2d(2), AVG2, ((1, 2, 4, 4), (1, 2, 8, 8), (1, 2, 12, 12), (1, 2, 10, 6)),
+     F32),
+    ("adaptive2d_1x1_dynamic_batch", lambda x: F.adaptive_avg_pool2d(x, 1), ADAPT2,
+     ((1, 3, 5, 5), (2, 3, 5, 5), (8, 3, 5, 5), (7, 3, 5, 5)), F32),
+]
+
+
+@pytest.mark.parametrize("name,function,converter,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_pooling_dynamic(name, function, converter, ranges, dtype, device):
+    specs, inputs = dynamic_inputs([ranges], dtype)
+    check_converter(function, inputs, {converter}, device, specs=specs)

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 import torch_trt
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 
 
 class ConvThenLinear(nn.Module):
@@ -28,3 +28,10 @@ def test_reduced_precision_rounds_only_the_heavy_ops(precision, device):
         full_out, reduced_out = full(x.to(device)), reduced(x.to(device))
     assert reduced_out.dtype == torch.float32
     assert not torch.equal(full_out, reduced_out), "enabled_precisions changed nothing"
+
+
+def test_reduced_precision_with_dynamic_batch(device):
+    specs, inputs = dynamic_inputs([((1, 3, 8, 8), (2, 3, 8, 8), (6, 3, 8, 8), (5, 3, 8, 8))], torch.float32)
+    reduced = check_converter(ConvThenLinear().eval(), inputs, {"aten::_convolution", "aten::matmul"}, device,
+                              rtol=5e-2, atol=5e-3, specs=specs, enabled_precisions={torch.float32, torch.float16})
+    assert reduced(inputs[0].to(device)).dtype == torch.float32

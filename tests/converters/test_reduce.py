@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness import check_converter, make_input
+from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
@@ -52,3 +52,16 @@ CASES = [  # id, function, converter, input shape, dtype
 @pytest.mark.parametrize("name,function,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
 def test_reduce(name, function, converter, shape, dtype, device):
     check_converter(function, [make_input(shape, dtype, -4, 5)], {converter}, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("sum_dynamic_batch", lambda x: x.sum(-1), {"aten::sum"}, [((1, 5), (3, 5), (9, 5), (8, 5))], f32),
+    ("mean_over_dynamic_dim", lambda x: x.mean(0, keepdim=True), {"aten::mean"}, [((1, 4), (3, 4), (9, 4), (6, 4))],
+     f32),
+    ("amax_dynamic_batch", lambda x: x.amax(1), {"aten::amax"}, [((1, 3, 2), (2, 3, 2), (5, 3, 2), (4, 3, 2))], i32),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_reduce_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype, -4, 5)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness import check_converter, make_input
+from harness import check_converter, dynamic_inputs, make_input, trace_only
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 EMBEDDING = torch.nn.Embedding(10, 4)
@@ -32,8 +32,9 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
      [(4, 3), torch.tensor([3, 0, 3], dtype=i32)], f32),
     ("index_select_negative_dim", lambda x, i: x.index_select(-1, i), {"aten::index_select"},
      [(2, 3, 4), torch.tensor([1, 2], dtype=i32)], f16),
-    ("index_select_constant", lambda x: x.index_select(1, torch.arange(2, -1, -2, device=x.device)),
-     {"aten::index_select"}, [(4, 3)], i32),
+    ("index_select_constant", trace_only(lambda x: x.index_select(1, torch.arange(2, -1, -2, device=x.device)),
+                                         "scripted, the index's device is a prim::device node, which has no evaluator",
+                                         scripted_error="prim::device"), {"aten::index_select"}, [(4, 3)], i32),
     ("index_select_bool", lambda x, i: x.index_select(1, i), {"aten::index_select"},
      [(4, 3), torch.tensor([0], dtype=i32)], b8),
     ("index_select_0d_index", lambda x, i: x.index_select(0, i), {"aten::index_select"},
@@ -49,3 +50,16 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
 @pytest.mark.parametrize("name,function,converters,inputs,dtype", CASES, ids=[c[0] for c in CASES])
 def test_select(name, function, converters, inputs, dtype, device):
     check_converter(function, [make_input(s, dtype) for s in inputs], converters, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("slice_static_dim_dynamic_batch", lambda x: x[:, 1:3], {"aten::slice"}, [((1, 4), (2, 4), (8, 4), (5, 4))], f32),
+    ("select_static_dim_dynamic_batch", lambda x: x[:, -1], {"aten::select"}, [((1, 3, 2), (2, 3, 2), (6, 3, 2),
+                                                                                 (3, 3, 2))], f16),
+    ("embedding_dynamic_indices", EMBEDDING, {"aten::embedding"}, [((1, 1), (2, 3), (4, 8), (3, 5))], i32),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_select_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype, 0, 10)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -1,16 +1,17 @@
 import pytest
 import torch
 
-from harness import check_converter, make_input
+from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
+# Lowering rewrites every aten::view as aten::reshape (lowering/passes/remove_no_ops.py), in scripts and traces.
 CASES = [  # id, function, converters, input shapes, dtype
-    ("view_infer", lambda x: x.view(-1, 3), {"aten::view"}, [(4, 3)], f32),
-    ("view_middle_infer", lambda x: x.view(2, -1, 2), {"aten::view"}, [(2, 3, 4)], f16),
-    ("view_int", lambda x: x.view(6, 4), {"aten::view"}, [(2, 3, 4)], i32),
-    ("view_bool_1d", lambda x: x.view(24), {"aten::view"}, [(2, 3, 4)], b8),
-    ("view_add_unit_dims", lambda x: x.view(1, 4, 1, 3, 1), {"aten::view"}, [(4, 3)], f32),
+    ("view_infer", lambda x: x.view(-1, 3), {"aten::reshape"}, [(4, 3)], f32),
+    ("view_middle_infer", lambda x: x.view(2, -1, 2), {"aten::reshape"}, [(2, 3, 4)], f16),
+    ("view_int", lambda x: x.view(6, 4), {"aten::reshape"}, [(2, 3, 4)], i32),
+    ("view_bool_1d", lambda x: x.view(24), {"aten::reshape"}, [(2, 3, 4)], b8),
+    ("view_add_unit_dims", lambda x: x.view(1, 4, 1, 3, 1), {"aten::reshape"}, [(4, 3)], f32),
     ("reshape_size", lambda x: x.reshape(x.size(0), -1), {"aten::reshape"}, [(4, 3, 2)], f32),
     ("reshape_rank5", lambda x: x.reshape(2, 1, 3, 2, 2), {"aten::reshape"}, [(4, 6)], f32),
     ("reshape_to_0d", lambda x: x.reshape(()), {"aten::reshape"}, [(1, 1)], f32),
@@ -56,3 +57,20 @@ CASES = [  # id, function, converters, input shapes, dtype
 @pytest.mark.parametrize("name,function,converters,shapes,dtype", CASES, ids=[c[0] for c in CASES])
 def test_shape(name, function, converters, shapes, dtype, device):
     check_converter(function, [make_input(s, dtype) for s in shapes], converters, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("flatten_dynamic_batch", lambda x: x.flatten(1), {"aten::flatten"}, [((1, 3, 4), (2, 3, 4), (8, 3, 4),
+                                                                               (5, 3, 4))], f32),
+    ("permute_dynamic_batch", lambda x: x.permute(1, 2, 0), {"aten::permute"}, [((1, 3, 2), (2, 3, 2), (6, 3, 2),
+                                                                                  (4, 3, 2))], i32),
+    ("unsqueeze_dynamic_batch", lambda x: x.unsqueeze(1), {"aten::unsqueeze"}, [((1, 3), (2, 3), (6, 3), (5, 3))],
+     b8),
+    ("transpose_dynamic_batch", lambda x: x.transpose(0, 1), {"aten::transpose"}, [((1, 3), (2, 3), (6, 3),
+                                                                                     (3, 3))], f16),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_shape_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check_converter
+from harness import check_converter, dynamic_inputs
 
 f32, f16 = torch.float32, torch.float16
 
@@ -31,3 +31,15 @@ CASES = [  # id, function, converter, input shape, dtype
 @pytest.mark.parametrize("name,function,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
 def test_softmax(name, function, converter, shape, dtype, device):
     check_converter(function, [torch.randn(shape).to(dtype)], {converter}, device)
+
+
+DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("softmax_dynamic_batch", lambda x: x.softmax(-1), {"aten::softmax"}, [((1, 6), (4, 6), (9, 6), (2, 6))], f32),
+    ("log_softmax_over_dynamic_dim", lambda x: x.log_softmax(0), {"aten::log_softmax"},
+     [((1, 3), (4, 3), (9, 3), (7, 3))], f32),
+]
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_softmax_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, converters, device, specs=specs)

@@ -32,7 +32,7 @@ for _name, _op in (("add", "SUM"), ("sub", "SUB")):
     converter(f"aten::{_name}.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")(_add_or_sub(_op))
 
 
-@converter("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+# Only the Scalar form: TorchScript records torch.rsub(Tensor, Tensor) as aten::sub, scripted and traced.
 @converter("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 def rsub(ctx, node, args):
     """other - alpha * self."""

@@ -1,7 +1,8 @@
-"""Shape converters: view/reshape/flatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
+"""Shape converters: reshape/flatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
 
 Reshapes go through `_helpers.reshape_to`, which keeps one dynamic dim (or dynamic leading dims) working
-with TensorRT's -1 (infer) and 0 (copy); transposes are the shuffle's `first_transpose`.
+with TensorRT's -1 (infer) and 0 (copy); transposes are the shuffle's `first_transpose`. There is no view
+converter: lowering rewrites every aten::view as aten::reshape.
 """
 
 import math
@@ -16,7 +17,6 @@ def _permute(ctx, node, x, order):
     return ctx.set_output(node, layer)
 
 
-@converter("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 @converter("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 def reshape(ctx, node, args):
     """Reshape to the given sizes; PyTorch's -1 is TensorRT's -1, a 0 is a zero-length dim."""
