@@ -1,0 +1,63 @@
+"""The benchmarks' own arithmetic and argument checks: python -m pytest benchmarks -q (not part of tests/)."""
+
+import argparse
+import datetime
+
+import pytest
+import torch
+
+import latency
+import measure
+import report
+
+
+def _row(backend, median_ms):
+    return {"backend": backend, "median_ms": median_ms}
+
+
+def test_percentile_is_nearest_rank():
+    values = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6]
+    assert measure.percentile(values, 0.9) == 9
+    assert measure.percentile(values, 0.5) == 5
+    assert measure.percentile([7], 0.9) == 7
+
+
+def test_ratio_to_best_inductor_waits_for_every_inductor_mode():
+    inductors = ["inductor", "inductor-reduce-overhead"]
+    group = [_row("eager", 8.0), _row("inductor", 4.0)]
+    report.add_ratios(group[-1], group, inductors)
+    assert group[-1]["vs_eager"] == 2.0
+    assert group[-1]["vs_best_inductor"] is None  # reduce-overhead has not run yet
+    group += [_row("inductor-reduce-overhead", None), _row("torch_trt", 2.0)]  # reduce-overhead failed
+    report.add_ratios(group[-1], group, inductors)
+    assert (group[-1]["vs_eager"], group[-1]["vs_best_inductor"]) == (4.0, 2.0)
+
+
+def test_failed_row_has_no_ratios():
+    group = [_row("eager", 8.0), _row("torch_trt", None)]
+    report.add_ratios(group[-1], group, [])
+    assert group[-1]["vs_eager"] is None and group[-1]["vs_best_inductor"] is None
+
+
+def test_results_path_slugs_the_device_name():
+    path = report.results_path("latency", "NVIDIA H100 80GB HBM3", datetime.datetime(2025, 3, 4, 5, 6, 7), "out")
+    assert str(path) == "out/latency-nvidia-h100-80gb-hbm3-2025-03-04-050607.json"
+
+
+def test_a_pipe_in_the_note_does_not_split_the_markdown_cells():
+    row = dict(label="BERT", batch=1, dtype="float16", backend="torch_trt", median_ms=None, p90_ms=None,
+               vs_eager=None, vs_best_inductor=None, compile_s=None, peak_mib=None, max_abs_error=None,
+               note="a | b")
+    assert report.markdown_row(row).count("|") == len(report.COLUMNS) + 1
+
+
+@pytest.mark.parametrize("text,message", [("{x", "not valid JSON"), ("[1]", "must be a JSON object")])
+def test_trt_options_must_be_a_json_object(text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        latency._json_object(text)
+
+
+def test_cpu_latencies_count_the_iterations():
+    calls = []
+    times = measure.latencies_ms(lambda x: calls.append(x), (1,), iterations=5, warmup=2, device=torch.device("cpu"))
+    assert len(times) == 5 and len(calls) == 7
