@@ -1,14 +1,8 @@
-"""Op converters, one module per op family; importing a family registers its converters."""
+"""Op converters, one module per op family, found by file name; importing a family registers its converters."""
 
-from . import activation  # noqa: F401
-from . import concat  # noqa: F401
-from . import conv  # noqa: F401
-from . import elementwise  # noqa: F401
-from . import matmul  # noqa: F401
-from . import normalization  # noqa: F401
-from . import pooling  # noqa: F401
-from . import reduce  # noqa: F401
-from . import select  # noqa: F401
-from . import shape  # noqa: F401
-from . import softmax  # noqa: F401
-from . import unary  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):  # _helpers.py holds no converters
+        importlib.import_module(f"{__name__}.{_module.name}")
