@@ -12,7 +12,7 @@ import torch
 from . import plan as plan_format
 from .enums import DataType, Severity, TensorIOMode, TensorLocation
 from .layers import LAYER_CLASSES
-from .program import Program, compile_program
+from .program import build_program, compile_program
 from .types import TORCH_DTYPE, Dims
 
 
@@ -48,7 +48,7 @@ class ICudaEngine:
         self._name = plan["name"]
         inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
         outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
-        program = Program(self._layers, self._records, self._weights, inputs, outputs, self._device)
+        program = build_program(self._layers, self._records, self._weights, inputs, outputs, self._device)
         self._program = compile_program(program, plan.get("optimization_level", 3), self._device)
 
     name = property(lambda self: self._name)

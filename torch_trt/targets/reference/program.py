@@ -6,17 +6,20 @@ reference does the same when an engine is loaded:
 - constant folding: every layer whose inputs are all constants is computed once, on the
   engine's device, and its outputs become constants of the program;
 - dead layers (whose outputs reach no engine output) are dropped;
-- each tensor lives in a slot that is freed right after its last reader, so intermediates die
-  at last use and weights live on the device once;
+- the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
+  each layer's kernel, with no interpreter loop, and that drops every intermediate right after
+  its last reader, so weights live on the device once and intermediates die at last use;
 - code generation: at `builder_optimization_level` >= 2 (CUDA) or >= 4 (CPU, where generating
-  C++ takes tens of seconds an engine) the program is compiled by PyTorch's inductor, with the
-  constants frozen into the generated kernels; level 5 autotunes them. Below that, the steps are
-  interpreted. Inductor's own caches make a second load of the same engine fast.
+  C++ takes tens of seconds an engine) that graph is compiled by PyTorch's inductor, once per
+  input shape, with the constants frozen into the generated kernels; level 5 autotunes them.
+  Below that, the generated Python runs as it is. Inductor's caches make a later load of the same
+  engine fast.
 """
 
 import logging
 
 import torch
+import torch.fx
 
 logger = logging.getLogger(__name__)
 
@@ -24,55 +27,37 @@ CODEGEN_LEVEL = {"cuda": 2, "cpu": 4}  # the lowest builder_optimization_level t
 AUTOTUNE_LEVEL = 5
 
 
-class Program(torch.nn.Module):
-    """`program(inputs) -> outputs`: the engine's layers as one function of its input tensors, in IO order."""
-
-    def __init__(self, layers, records, weights, input_names, output_names, device):
-        super().__init__()
-        slots = {name: index for index, name in enumerate(input_names)}
-        steps, folded = [], {}
-        for layer, record, layer_weights in zip(layers, records, weights):
-            if all(name is None or name in folded for name in record["inputs"]):
-                outputs = _outputs(layer._compute([None if n is None else folded[n] for n in record["inputs"]],
-                                                  layer_weights))
-                folded.update(zip(record["outputs"], outputs))
-                continue
+def build_program(layers, records, weights, input_names, output_names, device):
+    """A GraphModule `program(*inputs) -> [outputs]` running the plan's live layers, constants folded."""
+    folded, steps = {}, []
+    for layer, record, layer_weights in zip(layers, records, weights):
+        if all(name is None or name in folded for name in record["inputs"]):
+            values = [None if n is None else folded[n] for n in record["inputs"]]
+            folded.update(zip(record["outputs"], _as_tuple(layer._compute(values, layer_weights))))
+        else:
             steps.append((layer, record, layer_weights))
-        steps = _live(steps, output_names)
-        self._constants = {}
-        for name in _read_names(steps, output_names):
-            if name in folded:
-                slots[name] = len(slots)
-                self._constants[slots[name]] = self._register(f"constant{len(self._constants)}", folded[name])
-        self._steps = []
-        for layer, record, layer_weights in steps:
-            names = {key: self._register(f"weight{len(self._steps)}_{key}", value)
-                     for key, value in layer_weights.items()}
-            for name in record["outputs"]:
-                slots[name] = len(slots)
-            self._steps.append((layer._compute, [None if n is None else slots[n] for n in record["inputs"]], names,
-                                [slots[n] for n in record["outputs"]]))
-        self._outputs = [slots[name] for name in output_names]
-        self._frees = _last_uses(self._steps, self._outputs)
-        self._slot_count = len(slots)
-        self.to(device)
+    root, graph = torch.nn.Module(), torch.fx.Graph()
+    values = {name: graph.placeholder(name) for name in input_names}
 
-    def _register(self, name, tensor):
-        self.register_parameter(name, torch.nn.Parameter(tensor, requires_grad=False))
-        return name
+    def value(name):
+        if name is None:
+            return None
+        if name not in values:  # a folded constant, read by a live layer or returned
+            attribute = f"constant{len(root._parameters)}"
+            root.register_parameter(attribute, torch.nn.Parameter(folded[name], requires_grad=False))
+            values[name] = graph.get_attr(attribute)
+        return values[name]
 
-    def forward(self, *inputs):
-        slots = list(inputs) + [None] * (self._slot_count - len(inputs))
-        for slot, name in self._constants.items():
-            slots[slot] = getattr(self, name)
-        for (compute, reads, weights, writes), frees in zip(self._steps, self._frees):
-            outputs = _outputs(compute([None if r is None else slots[r] for r in reads],
-                                       {key: getattr(self, name) for key, name in weights.items()}))
-            for slot, value in zip(writes, outputs):
-                slots[slot] = value
-            for slot in frees:
-                slots[slot] = None
-        return [slots[slot] for slot in self._outputs]
+    for index, (layer, record, layer_weights) in _live(steps, output_names):
+        weight_nodes = {}
+        for key, tensor in layer_weights.items():
+            root.register_parameter(f"layer{index}_{key}", torch.nn.Parameter(tensor, requires_grad=False))
+            weight_nodes[key] = graph.get_attr(f"layer{index}_{key}")
+        result = graph.call_function(layer._compute, ([value(n) for n in record["inputs"]], weight_nodes))
+        for position, name in enumerate(record["outputs"]):
+            values[name] = graph.call_function(_output, (result, position))
+    graph.output([value(name) for name in output_names])
+    return torch.fx.GraphModule(root, graph, class_name="ReferenceProgram").to(device)
 
 
 def compile_program(program, optimization_level, device):
@@ -82,7 +67,9 @@ def compile_program(program, optimization_level, device):
     mode = "max-autotune-no-cudagraphs" if optimization_level >= AUTOTUNE_LEVEL else None
     logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d%s)",
                 optimization_level, ", autotuned" if mode else "")
-    compiled = torch.compile(program, mode=mode, options=None if mode else {"freezing": True})
+    # One compilation per input shape: engines are replayed per shape (CUDA graphs) anyway, and static shapes
+    # let inductor pick the best kernels; each program is its own generated code, so engines never share guards.
+    compiled = torch.compile(program, mode=mode, dynamic=False, options=None if mode else {"freezing": True})
 
     def run(*inputs):
         with torch.no_grad():  # inductor freezes weights only without autograd; engines are inference-only
@@ -91,35 +78,21 @@ def compile_program(program, optimization_level, device):
     return run
 
 
-def _outputs(result):
-    return result if isinstance(result, (tuple, list)) else (result,)
+def _as_tuple(result):
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
+def _output(result, position):
+    """Output `position` of a layer kernel's result (a tensor, or a tuple of them)."""
+    return result[position] if isinstance(result, (tuple, list)) else result
 
 
 def _live(steps, output_names):
-    """The steps some engine output depends on, in order."""
+    """(index, step) of the steps some engine output depends on, in order."""
     needed, live = set(output_names), []
-    for step in reversed(steps):
-        layer, record, _ = step
+    for index in reversed(range(len(steps))):
+        _, record, _ = steps[index]
         if needed & set(record["outputs"]):
             needed |= {name for name in record["inputs"] if name is not None}
-            live.append(step)
+            live.append((index, steps[index]))
     return live[::-1]
-
-
-def _read_names(steps, output_names):
-    """Every tensor name the steps read or the engine outputs, in first-use order."""
-    names = [name for _, record, _ in steps for name in record["inputs"] if name is not None] + list(output_names)
-    return list(dict.fromkeys(names))
-
-
-def _last_uses(steps, outputs):
-    """Per step, the slots to free after it: values no later step reads and no output returns."""
-    last = {}
-    for index, (_, reads, _, writes) in enumerate(steps):
-        for slot in [r for r in reads if r is not None] + writes:
-            last[slot] = index
-    frees = [[] for _ in steps]
-    for slot, index in last.items():
-        if slot not in outputs:
-            frees[index].append(slot)
-    return frees
