@@ -11,7 +11,7 @@ class Model(torch.nn.Module):
         self.fc1, self.fc2 = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8)
 
     def forward(self, x):
-        h = torch.cumsum(torch.relu(self.fc1(x)), dim=1)  # cumsum has no converter: it runs in PyTorch
+        h = torch.i0(torch.relu(self.fc1(x)))  # the Bessel function i0 has no converter: it runs in PyTorch
         return torch.sigmoid(self.fc2(h)) * 2
 
 

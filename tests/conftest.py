@@ -13,6 +13,7 @@ import os
 import pytest
 import torch
 
+import opaque_op  # noqa: F401  (registers torch.ops.torch_trt_test.opaque)
 from conformance.manifest import Manifest
 from conformance.recorder import Recorder, install, recording, report, violations
 

@@ -61,7 +61,7 @@ def test_full_compilation_raises_the_refusal(model, inputs, op, code, error):
 def test_a_compile_with_no_engine_says_so(caplog):
     class OnlyUnsupported(torch.nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 0)
+            return torch.ops.torch_trt_test.opaque(x, 0)
 
     with caplog.at_level(logging.WARNING, logger="torch_trt"):
         compiled = torch_trt.compile(OnlyUnsupported(), [torch.randn(3)], target="reference")

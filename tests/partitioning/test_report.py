@@ -1,8 +1,10 @@
 """The partition report: explain(), its text, debug=True logging it, and full compilation's error."""
 
 import logging
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -17,7 +19,7 @@ class Mixed(torch.nn.Module):
         y = torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5
         if bool(y.sum() > 0):
             y = y * 2
-        return torch.tanh(torch.cumsum(y, 0) * 3 + 1).abs() - 1
+        return torch.tanh(torch.ops.torch_trt_test.opaque(y, 0) * 3 + 1).abs() - 1
 
 
 def _explain(**settings):
@@ -34,7 +36,7 @@ def test_report_lists_segments_ops_shapes_and_reasons():
     assert codes == {Code.NO_CONVERTER, Code.DATA_DEPENDENT, Code.CONTROL_FLOW, Code.USER_REQUEST, Code.SMALL_BLOCK}
     text = str(report)
     for expected in ("TensorRT engine: 6 node(s)", "prim::If has sub-blocks", "sent to PyTorch by torch_executed_ops",
-                     "aten::cumsum [aten::cumsum(", "fewer than min_block_size=5", "(3, 4):float32"):
+                     "torch_trt_test::opaque [torch_trt_test::opaque(", "fewer than min_block_size=5", "(3, 4):float32"):
         assert expected in text, text
 
 
@@ -43,7 +45,7 @@ def test_full_compilation_raises_with_every_reason():
         torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference", require_full_compilation=True)
     reasons = {reason.code for _, reason in caught.value.reasons}
     assert reasons == {Code.NO_CONVERTER, Code.DATA_DEPENDENT, Code.CONTROL_FLOW}
-    assert "prim::If" in str(caught.value) and "aten::cumsum [aten::cumsum(" in str(caught.value)
+    assert "prim::If" in str(caught.value) and "torch_trt_test::opaque [torch_trt_test::opaque(" in str(caught.value)
 
 
 def test_full_compilation_ignores_min_block_size():
@@ -75,16 +77,18 @@ def test_fallbacks_warn_once():
 
 
 SCRIPT = """
-import torch, torch_trt
+import torch, torch_trt, opaque_op
 from torch import nn
 class M(nn.Module):
     def forward(self, x):
-        return torch.cumsum(torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5, 0)
+        return torch.ops.torch_trt_test.opaque(torch.sigmoid(torch.relu(x) * 2 + 1) - 0.5, 0)
 torch_trt.compile(M(), [torch.randn(3, 4)], target="reference", debug=True)
 """
 
 
 def test_debug_report_is_visible_without_logging_configured():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    tests = str(Path(__file__).parents[1])  # where opaque_op.py is
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": tests})
     assert result.returncode == 0, result.stderr
     assert "torch_trt partition: 2 segment(s)" in result.stderr, result.stderr

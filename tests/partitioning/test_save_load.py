@@ -1,15 +1,20 @@
 """Partitioned modules survive torch.jit.save and torch.jit.load in a fresh process that imports torch_trt."""
 
+import os
 import subprocess
-import zipfile
 import sys
+import zipfile
+from pathlib import Path
 
 import torch
 
 from test_segments import ListAndTuple, LongInput
 
+TESTS = str(Path(__file__).parents[1])  # the fresh process needs tests/opaque_op.py's op, as a user needs their own
+FRESH = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
 LOAD = """
-import sys, torch, torch_trt
+import sys, torch, torch_trt, opaque_op
 for prefix in sys.argv[1:]:
     module = torch.jit.load(prefix + ".ts")
     inputs, engines, expected = torch.load(prefix + ".pt")
@@ -33,7 +38,8 @@ def test_round_trip_in_a_fresh_process(tmp_path, check_partition):
         torch.jit.save(compiled, prefix + ".ts")
         torch.save((inputs, kinds.count("E"), compiled(*[t.clone() for t in inputs])), prefix + ".pt")
         prefixes.append(prefix)
-    result = subprocess.run([sys.executable, "-c", LOAD, *prefixes], capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-c", LOAD, *prefixes], capture_output=True, text=True, timeout=300,
+                            env=FRESH)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
 
 
@@ -54,6 +60,6 @@ def test_a_corrupted_engine_is_refused_on_load(tmp_path, check_partition):
     path = str(tmp_path / "corrupted.ts")
     torch.jit.save(compiled, path)
     _zero_half_of_the_engine(path)
-    script = f"import torch, torch_trt; torch.jit.load({path!r})(torch.randn(3, 4))"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    script = f"import torch, torch_trt, opaque_op; torch.jit.load({path!r})(torch.randn(3, 4))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=FRESH)
     assert result.returncode != 0 and "do not match its id" in result.stderr, result.stderr[-2000:]

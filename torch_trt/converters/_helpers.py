@@ -128,11 +128,11 @@ def unsqueeze(ctx, tensor, dim):
 
 def scalar_type(code):
     """The torch dtype of a TorchScript ScalarType code (how `dtype=` arguments arrive), None for None."""
-    from ..conversion.evaluators.prim import _SCALAR_TYPE_CODES  # the one code table, kept beside prim::dtype
+    from ..conversion.evaluators.prim import SCALAR_TYPE_CODES  # the one code table, kept beside prim::dtype
 
     if code is None:
         return None
-    for dtype, known in _SCALAR_TYPE_CODES.items():
+    for dtype, known in SCALAR_TYPE_CODES.items():
         if known == code:
             return dtype
     raise TypeError(f"ScalarType code {code} has no supported torch dtype")

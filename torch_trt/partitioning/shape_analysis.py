@@ -1,7 +1,8 @@
 """Shape analysis: run the lowered graph on example inputs to learn each tensor's shapes and dtype.
 
-`analyze(graph, input_specs, device, examples=None)` copies the graph, makes every tensor value
-of its top block an output, and runs the copy (through `torch._C._create_function_from_graph`)
+`analyze(graph, input_specs, device, examples=None)` copies the graph, makes the shape and dtype
+of every tensor value of its top block an output (not the tensor, so each intermediate is freed
+at its last use as in a normal run, and peak memory stays the model's own), and runs the copy (through `torch._C._create_function_from_graph`)
 on inputs at the specs' opt shape (the user's example tensors when given), min and max shapes,
 and a second opt draw. Random data can be invalid for a model (integer division by zero, indices
 out of range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and
@@ -19,11 +20,13 @@ import torch
 
 from .._input import Input
 from ..errors import TorchTRTError
+from ..conversion.evaluators.prim import SCALAR_TYPE_CODES
 from .support import is_tensor
 
 logger = logging.getLogger(__name__)
 
 FILLS = ("random", "ones", "zeros")
+_DTYPES = {code: dtype for dtype, code in SCALAR_TYPE_CODES.items()}
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class ValueInfo:
 
 def analyze(graph, input_specs, device, examples=None):
     """{Value: TensorInfo or ValueInfo} for the graph inputs and the tensor and plain values of top-level nodes."""
-    copy, values = _probe_graph(graph, input_specs)
+    copy, values, kinds = _probe_graph(graph, input_specs)
     function = torch._C._create_function_from_graph("torch_trt_shape_analysis", copy)
     dynamic = any(spec.is_dynamic for spec in input_specs)
     plan = [("opt", examples, True), ("min", None, dynamic), ("max", None, dynamic), ("opt", None, False)]
@@ -72,7 +75,7 @@ def analyze(graph, input_specs, device, examples=None):
     with torch.no_grad(), torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
         for which, given, required in plan:
-            run = _run(function, input_specs, which, given, device, required)
+            run = _run(function, kinds, input_specs, which, given, device, required)
             if run is not None:
                 runs.append(run)
     return {value: _info(value, index, runs) for index, value in enumerate(values)}
@@ -85,8 +88,9 @@ def _cuda_indices(device):
     return [device.index if device.index is not None else torch.cuda.current_device()]
 
 
-def _run(function, input_specs, which, given, device, required):
-    """(input shapes, [(shape, dtype)] per value) of one run, trying each fill in turn; None if all fail."""
+def _run(function, kinds, input_specs, which, given, device, required):
+    """(input shapes, [(shape, dtype) or plain value] per value) of one run, trying each fill in turn; None if all
+    fail. `kinds` says per value whether it is a tensor, whose shape and dtype are two outputs of the probe."""
     errors = []
     for fill in ("given",) * (given is not None) + FILLS:
         if fill == "given":  # copies: the graph may write to its inputs in place
@@ -98,9 +102,10 @@ def _run(function, input_specs, which, given, device, required):
         except Exception as error:  # the model rejects this data; the next fill may suit it
             errors.append(f"{fill}: {str(error).strip().splitlines()[-1]}")
             continue
-        outputs = (outputs,) if isinstance(outputs, torch.Tensor) else outputs
-        return [tuple(t.shape) for t in inputs], [(tuple(t.shape), t.dtype) if isinstance(t, torch.Tensor) else t
-                                                  for t in outputs]
+        outputs, values = iter(outputs), []
+        for tensor in kinds:
+            values.append((tuple(next(outputs)), _DTYPES[next(outputs)]) if tensor else next(outputs))
+        return [tuple(t.shape) for t in inputs], values
     if required:
         raise TorchTRTError(f"shape analysis could not run the lowered graph on {which}-shape example inputs made "
                             f"from the Input specs ({'; '.join(errors)})")
@@ -116,7 +121,8 @@ def _example(spec, which, fill, device):
 
 
 def _probe_graph(graph, input_specs):
-    """A copy of `graph` taking only the tensor inputs and returning every top-level tensor and plain value."""
+    """A copy of `graph` taking only the tensor inputs and returning every top-level plain value and the shape and
+    dtype of every top-level tensor; with the original values and, per value, whether it is a tensor."""
     copy = graph.copy()
     values = list(graph.inputs())
     copied = list(copy.inputs())
@@ -137,9 +143,21 @@ def _probe_graph(graph, input_specs):
     for index in reversed(range(len(list(copy.outputs())))):
         copy.eraseOutput(index)
     for value in probed:
-        copy.registerOutput(value)
+        for output in _metadata(copy, value) if is_tensor(value) else [value]:
+            copy.registerOutput(output)
     copy.makeMultiOutputIntoTuple()
-    return copy, values
+    return copy, values, [is_tensor(v) for v in probed]
+
+
+def _metadata(graph, tensor):
+    """`aten::size` and `prim::dtype` of `tensor`, inserted right after it is produced."""
+    size = graph.create("aten::size", [tensor])
+    size.output().setType(torch._C.ListType.ofInts())
+    dtype = graph.create("prim::dtype", [tensor])
+    dtype.output().setType(torch._C.IntType.get())
+    size.insertAfter(tensor.node())  # for a graph input, after the prim::Param node that starts the graph
+    dtype.insertAfter(size)
+    return [size.output(), dtype.output()]
 
 
 def _is_recorded(value):

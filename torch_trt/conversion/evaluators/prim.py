@@ -48,7 +48,7 @@ def num_to_tensor(ctx, node, args):
 def dtype(ctx, node, args):
     """The ScalarType code of a tensor's dtype, as TorchScript represents it."""
     value = args[0].value
-    return _SCALAR_TYPE_CODES[value.dtype if isinstance(value, torch.Tensor) else torch_dtype(ctx.trt, value.dtype)]
+    return SCALAR_TYPE_CODES[value.dtype if isinstance(value, torch.Tensor) else torch_dtype(ctx.trt, value.dtype)]
 
 
 @evaluator("prim::min")
@@ -61,5 +61,5 @@ def maximum(ctx, node, args):
     return max(args[0].value) if len(args) == 1 else max(args[0].value, args[1].value)
 
 
-_SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
                       torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
