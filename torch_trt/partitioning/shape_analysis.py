@@ -2,11 +2,12 @@
 
 `analyze(graph, input_specs, device, examples=None)` copies the graph, makes the shape and dtype
 of every tensor value of its top block an output (not the tensor, so each intermediate is freed
-at its last use as in a normal run, and peak memory stays the model's own), and runs the copy (through `torch._C._create_function_from_graph`)
-on inputs at the specs' opt shape (the user's example tensors when given), min and max shapes,
-and a second opt draw. Random data can be invalid for a model (integer division by zero, indices
-out of range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and
-min/max when a spec is dynamic, must succeed. A dim that differs between runs whose inputs have
+at its last use as in a normal run, and peak memory stays the model's own), and runs the copy
+(through `torch._C._create_function_from_graph`) on inputs at the specs' opt shape (the user's
+example tensors when given), at the min and max shapes when a spec is dynamic (else on one more
+opt draw), and on a last opt draw. Random data can be invalid for a model (integer division by zero, indices out of
+range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and min/max,
+must succeed. A dim that differs between runs whose inputs have
 the same shapes depends on the data (nonzero, masked_select): no engine profile can cover it,
 so such a tensor is marked with a `problem`. Plain non-tensor values (ints, lists of ints, ...)
 are recorded too: one that differs between runs depends on a dynamic shape or on tensor data,
@@ -70,7 +71,8 @@ def analyze(graph, input_specs, device, examples=None):
     copy, values, kinds = _probe_graph(graph, input_specs)
     function = torch._C._create_function_from_graph("torch_trt_shape_analysis", copy)
     dynamic = any(spec.is_dynamic for spec in input_specs)
-    plan = [("opt", examples, True), ("min", None, dynamic), ("max", None, dynamic), ("opt", None, False)]
+    varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
+    plan = [("opt", examples, True)] + varied + [("opt", None, False)]
     runs = []
     with torch.no_grad(), torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
