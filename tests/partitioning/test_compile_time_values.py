@@ -32,3 +32,16 @@ def test_sizes_of_engine_tensors_are_evaluated_inside_the_engine():
     compiled = torch_trt.compile(module, inputs=[torch.randn(2, 3, 4)], target="reference", min_block_size=1)
     x = torch.randn(2, 3, 4)
     torch.testing.assert_close(compiled(x), module(x))
+
+
+class TracedSize(torch.nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 2
+        return y.reshape(y.size(0), -1) + 1
+
+
+def test_a_traced_size_is_a_compile_time_value():
+    traced = torch.jit.trace(TracedSize(), torch.randn(2, 3, 4))
+    assert "prim::NumToTensor" in str(traced.graph) and "aten::Int" in str(traced.graph)
+    report = torch_trt.explain(traced, inputs=[torch.randn(2, 3, 4)], target="reference", min_block_size=1)
+    assert report.kinds == ["engine"], report

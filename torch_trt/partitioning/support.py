@@ -11,8 +11,8 @@ import torch
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
 
-# Tensor dtypes engines compute in. int64 may not enter an engine from outside (boundary_problem), and
-# float64 not at all, unless truncate_long_and_double narrows them to these at the boundary.
+# Tensor dtypes engines compute in. int64 is a native IO and compute type of TensorRT 10+, so it enters
+# engines as it is; float64 does not, unless truncate_long_and_double narrows it (and int64) at the boundary.
 ENGINE_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int8, torch.uint8,
                  torch.bool}
 TRUNCATED_DTYPES = {torch.int64: torch.int32, torch.float64: torch.float32}
@@ -31,13 +31,15 @@ def op_names(node):
 # these run in PyTorch unless they read a constant: the value an example run saw is not the value of every call.
 DATA_READERS = {"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit", "aten::item", "aten::tolist",
                 "aten::is_nonzero"}
+_SCALAR_SOURCES = {"prim::Constant", "prim::NumToTensor"}  # tensors whose data is a constant or a plain value (a
+# traced `x.size(0)` is NumToTensor(size) read back by aten::Int): reading them reads no tensor data
 
 
 def unsupported_reason(node, settings):
     """None when the registries can convert or evaluate the node and the user did not send it to PyTorch."""
     if op_names(node) & settings.torch_executed_ops:
         return Reason(Code.USER_REQUEST, "sent to PyTorch by torch_executed_ops")
-    if node.kind() in DATA_READERS and any(is_tensor(v) and v.node().kind() != "prim::Constant"
+    if node.kind() in DATA_READERS and any(is_tensor(v) and v.node().kind() not in _SCALAR_SOURCES
                                            for v in node.inputs()):
         return Reason(Code.DATA_DEPENDENT, "reads a value from tensor data, which differs between calls; it runs "
                                            "in PyTorch and what depends on it reaches engines as a tensor or not at all")
@@ -81,9 +83,6 @@ def boundary_problem(value, info, settings):
     """Why `value` (with TensorInfo `info`) may not enter an engine from outside it, or None."""
     if not is_tensor(value):
         return Reason(Code.NON_TENSOR, f"reads the non-tensor %{value.debugName()} ({value.type()}) from PyTorch")
-    if info is not None and info.dtype == torch.int64 and not settings.truncate_long_and_double:
-        return Reason(Code.DTYPE, f"reads the int64 tensor %{value.debugName()} from outside its engine segment "
-                                  "(allowed with truncate_long_and_double=True)")
     return None
 
 
