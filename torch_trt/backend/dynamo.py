@@ -4,6 +4,7 @@ Registered through the `torch_dynamo_backends` entry point as `tensorrt` and `to
 import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={...})`:
 
     signature_of(gm, ...)        which placeholders are user tensors, baked values or sizes
+    decompose(gm, ...)           ops with no converter -> PyTorch's decompositions of them, when those convert
     trace_frozen(gm, ...)        FX -> frozen TorchScript of the user tensors, weights as constants
     input_specs(...)             dynamic dims -> Input(min, opt, max)
     engine_cache.lookup / compile_frozen    an equal graph's engines, else the shared pipeline
@@ -24,6 +25,7 @@ from .._settings import CompileSettings
 from ..errors import TorchTRTError
 from ..targets import resolve_target
 from . import engine_cache
+from .decompositions import decompose
 from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
 from .fx_to_script import canonical_text, tensor_version, trace_frozen, without_runtime_asserts
 from .graph_signature import UnsupportedGraph, signature_of
@@ -48,8 +50,9 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
         if not signature.input_positions or not signature.tensor_outputs:
             logger.info("a graph without tensor inputs or tensor results runs in PyTorch")
             return gm.forward
-        compiled = CompiledGraph(gm, signature, settings)
-        compiled.build([_concrete(value) for value in example_inputs])
+        args = [_concrete(value) for value in example_inputs]
+        compiled = CompiledGraph(gm, signature, settings, args)
+        compiled.build(args)
     except REFUSALS as error:
         if settings.pass_through_build_failures:
             raise
@@ -73,9 +76,9 @@ class CompiledGraph:
     depends on that size, and the graph gets `per_shape` engines.
     """
 
-    def __init__(self, gm, signature, settings):
+    def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
-        self.traceable = without_runtime_asserts(gm)
+        self.traceable = decompose(without_runtime_asserts(gm), example_args, settings)
         self.variants = []
         self.baked_positions, self.baked_tensors, self.baked_values = [], [], []
         self.versioned_positions, self.baked_versions = [], []
