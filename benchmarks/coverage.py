@@ -124,7 +124,6 @@ def main(argv=None):
                         help="the models to report on (default: all available)")
     parser.add_argument("--dynamo", action="store_true", help="also count engine calls through torch.compile")
     args = parser.parse_args(argv)
-    logging.getLogger("torch_trt").setLevel(logging.ERROR)  # the table says what the fallback warnings would
     print(header(args.dynamo), flush=True)
     rows = []
     for name in args.models:
@@ -140,4 +139,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    logging.getLogger("torch_trt").setLevel(logging.ERROR)  # the table says what the fallback warnings would
     main()

@@ -10,7 +10,7 @@ every parameter without a default supplied.
 
 import re
 
-from torch_trt.targets.tensorrt import api_manifest
+from torch_trt.targets.tensorrt import MINIMUM_VERSION, api_manifest
 
 # Module attributes the bindings' package adds in Python (§1 of the API reference).
 MODULE_EXTRAS = {"__version__", "__name__", "__file__", "__doc__", "__path__", "__spec__", "__loader__",
@@ -77,6 +77,8 @@ class Manifest:
         self.functions, self.function_signatures = data["functions"], data["function_signatures"]
         self.module_attributes = data["module_attributes"]
         self.enum_aliases = data.get("enum_aliases", {})
+        self.minimum = ".".join(map(str, MINIMUM_VERSION))
+        self.added = _added_after_minimum(data)
 
     # -- lookups -------------------------------------------------------------------------------------------------
 
@@ -149,6 +151,17 @@ class Manifest:
 
     # -- checks --------------------------------------------------------------------------------------------------
 
+    def _too_new(self, what, baseline):
+        return (f"{what} was added after TensorRT {baseline}, but torch_trt supports TensorRT {self.minimum} and up "
+                "(MINIMUM_VERSION in torch_trt/targets/tensorrt.py)")
+
+    def _added_member(self, owner, name, key):
+        """Why `owner.name` (its defining class's member under `key` of changed_since_10) is too new, or None."""
+        found = self.member(owner, name)
+        cls = found[1] if found else owner
+        baseline = self.added[key].get((cls, name)) or self.added["classes"].get(cls)
+        return self._too_new(f"{cls}.{name}", baseline) if baseline else None
+
     def check_module_name(self, name):
         known = (name in self.classes or name in self.enums or name in self.functions
                  or name in self.module_attributes or name in MODULE_EXTRAS)
@@ -202,6 +215,66 @@ class Manifest:
             problems.append(f"({', '.join(n for n, _ in parameters)}): {problem}")
         used = ", ".join(["_"] * positional + [f"{k}=" for k in keywords])
         return f"{where}({used}) matches no signature of TensorRT {self.version}: " + "; ".join(problems)
+
+    def check_minimum(self, kind, *key):
+        """Why a use (a recorder key, valid on this version) needs TensorRT newer than the minimum, or None."""
+        if kind == "module":
+            baseline = self.added["classes"].get(key[0]) or self.added["functions"].get(key[0])
+            return self._too_new(f"tensorrt.{key[0]}", baseline) if baseline else None
+        if kind == "enum":
+            name = self.enum_name(key[0]) or key[0]
+            baseline = self.added["classes"].get(name) or self.added["enum_members_added"].get((name, key[1]))
+            return self._too_new(f"{name}.{key[1]}", baseline) if baseline else None
+        if kind in ("get", "set"):
+            found = self.member(*key)
+            return self._added_member(*key, "attributes_added" if found and found[0] == "attribute"
+                                      else "methods_added")
+        if kind == "call":
+            return self._too_new_call(*key, self._positional_only(*key[:2]) if key[0] != "<module>" else False)
+        return None
+
+    def _too_new_call(self, owner, method, positional, keywords, positional_only):
+        """Why a call valid on this version uses a method or an overload added after the minimum, or None."""
+        if owner == "<module>":
+            baseline = self.added["functions"].get(method)
+            return self._too_new(method, baseline) if baseline else None
+        if method != "__init__":
+            problem = self._added_member(owner, method, "methods_added")
+            if problem:
+                return problem
+        found = self.member(owner, method)
+        baseline, changed = self.added["signatures"].get(f"{found[1] if found else owner}.{method}", (None, None))
+        if changed is None:
+            return None
+        old = [split_parameters(s) if isinstance(s, str) else [(n, False) for n in s] for s in changed["old"]]
+        if any(_match(p, positional, keywords, positional_only) is None for p in old):
+            return None
+        used = ", ".join(["_"] * positional + [f"{k}=" for k in keywords])
+        return self._too_new(f"this form of {owner}.{method}({used})", baseline)
+
+
+def _added_after_minimum(data):
+    """What changed_since_10 lists as added after each baseline (all at or after the minimum): name -> baseline.
+
+    A name listed by several baselines keeps the latest, the one it is certainly missing from."""
+    added = {"classes": {}, "functions": {}, "methods_added": {}, "attributes_added": {}, "enum_members_added": {},
+             "signatures": {}}
+    for baseline, changes in sorted(data["changed_since_10"].items(), key=lambda item: _version(item[0])):
+        assert _version(baseline) >= MINIMUM_VERSION, f"the manifest's baseline {baseline} predates the minimum"
+        for name in changes["classes_added"] + changes["enums_added"]:
+            added["classes"][name] = baseline
+        for name in changes["functions_added"]:
+            added["functions"][name] = baseline
+        for key in ("methods_added", "attributes_added", "enum_members_added"):
+            for owner, names in changes[key].items():
+                added[key].update({(owner, name): baseline for name in names})
+        for name, change in changes["signature_changed"].items():
+            added["signatures"][name] = (baseline, change)
+    return added
+
+
+def _version(text):
+    return tuple(int(part) for part in text.split(".")[:2])
 
 
 def _match(parameters, positional, keywords, positional_only):

@@ -319,8 +319,8 @@ _ACTIVE = []  # stack of recorders; the innermost records
 
 
 def _recording_resolve(original):
-    def resolve_target(name):
-        module = original(name)
+    def resolve_target(name, device=None):
+        module = original(name, device)
         return _ACTIVE[-1].module(module) if _ACTIVE else module
 
     resolve_target.cache_clear = original.cache_clear
@@ -381,6 +381,8 @@ def violations(recorder, manifest):
             problem = None if key[1] in BUFFERS else f"{key[1]} does not support the buffer protocol (bytes(x))"
         else:
             problem = f"unknown record {key}"
+        if not problem and kind != "buffer":
+            problem = manifest.check_minimum(*key)
         if problem:
             found.append((problem, test, location))
     return found

@@ -4,6 +4,7 @@ shadowing, read-only and write-only attributes, enum aliases and the quirks the 
 import pytest
 
 from conformance.manifest import Manifest
+from conformance.recorder import Recorder, violations
 
 MANIFEST = Manifest()
 OK = None
@@ -63,3 +64,30 @@ CHECKS = {"call": MANIFEST.check_call, "set": lambda o, n: MANIFEST.check_attrib
 def test_manifest_check(check, arguments, expected):
     problem = CHECKS[check](*arguments)
     assert problem == expected if expected is None else expected in (problem or "")
+
+
+@pytest.mark.parametrize("key, message", [
+    (("call", "INetworkDefinition", "add_normalization_v2", 4, ()), "INetworkDefinition.add_normalization_v2 was added"),
+    (("call", "INetworkDefinition", "add_topk", 5, ()), "this form of INetworkDefinition.add_topk(_, _, _, _, _)"),
+    (("set", "ITopKLayer", "indices_type"), "ITopKLayer.indices_type was added"),
+    (("enum", "LayerType", "ROTARY_EMBEDDING"), "LayerType.ROTARY_EMBEDDING was added"),
+    (("module", "IRotaryEmbeddingLayer"), "tensorrt.IRotaryEmbeddingLayer was added"),
+])
+def test_api_added_after_the_minimum_version_fails_the_check(key, message):
+    """Valid on the manifest's 11.4, but missing from a TensorRT torch_trt says it supports (10.3 and up)."""
+    recorder = Recorder()
+    recorder.record(*key)
+    (found,) = violations(recorder, Manifest())
+    assert message in found[0] and "torch_trt supports TensorRT 10.3 and up" in found[0], found[0]
+
+
+@pytest.mark.parametrize("key", [
+    ("call", "INetworkDefinition", "add_topk", 4, ()),
+    ("call", "INetworkDefinition", "add_normalization", 4, ()),
+    ("set", "ISliceLayer", "axes"),
+    ("enum", "LayerType", "SLICE"),
+])
+def test_api_of_the_minimum_version_passes_the_check(key):
+    recorder = Recorder()
+    recorder.record(*key)
+    assert not violations(recorder, Manifest())

@@ -25,14 +25,15 @@ CASES = [  # id, IR body, expected [(kind, ops)], settings
   %pair : Tensor[] = prim::ListConstruct(%a, %t)
   %c : Tensor = aten::cat(%pair, %zero)
   return (%c, %pair)""", [("T", ["torch_trt_test::opaque"]), ("E", ["aten::relu", "prim::ListConstruct", "aten::cat"])], {}),
-    ("int64_in_a_tensor_list_stays_out", """
+    ("int64_in_a_tensor_list_enters_the_engine", """
   %long : int = prim::Constant[value=4]()
   %i : Tensor = torch_trt_test::opaque(%x, %zero, %long)
   %a : Tensor = aten::relu(%i)
   %b : Tensor = aten::abs(%i)
   %pair : Tensor[] = prim::ListConstruct(%a, %i)
   %c : Tensor = aten::cat(%pair, %zero)
-  return (%c, %b)""", [("T", ["torch_trt_test::opaque", "aten::relu", "aten::abs", "aten::cat"])], {}),
+  return (%c, %b)""", [("T", ["torch_trt_test::opaque"]), ("E", ["aten::relu", "aten::abs", "prim::ListConstruct",
+                                                                   "aten::cat"])], {}),
     ("nothing_moves_across_a_write", """
   %a : Tensor = aten::relu(%x)
   %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)

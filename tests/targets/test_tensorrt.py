@@ -8,6 +8,7 @@ import logging
 import sys
 
 import pytest
+import torch
 
 import torch_trt.targets
 from conformance.fake_tensorrt import fake_tensorrt
@@ -35,18 +36,27 @@ def fake_module(monkeypatch):
     torch_trt.targets.resolve_target.cache_clear()
 
 
-@pytest.mark.parametrize("version", ["10.13.3.9", "11.4.0.106"])
+@pytest.mark.parametrize("version", ["10.3.0.26", "10.13.3.9", "11.4.0.106"])
 def test_supported_versions_load(fake_module, version):
     module = fake_module(version)
     assert trt_target.load() is module
 
 
-@pytest.mark.parametrize("version", ["8.6.1", "9.3.0.1", "12.0.0", "nightly"])
+# 10.0-10.2 lack ISliceLayer.axes, which every slice sets (NvInfer.h 10.3: "axes" added to ISliceLayer).
+@pytest.mark.parametrize("version", ["8.6.1", "9.3.0.1", "10.0.1.6", "10.2.0.19", "12.0.0", "nightly"])
 def test_unsupported_version_is_a_clear_error(fake_module, version):
     fake_module(version)
-    with pytest.raises(TorchTRTError, match=rf"TensorRT {version} is not supported; torch_trt needs TensorRT 10.x "
-                                            r"or 11.x .*target='reference'"):
+    with pytest.raises(TorchTRTError, match=rf"TensorRT {version} is not supported; torch_trt needs TensorRT 10.3 "
+                                            r"to 11.x .*pip install 'tensorrt>=10.3,<12'.*target='reference'"):
         trt_target.load()
+
+
+@pytest.mark.parametrize("target", ["tensorrt", "auto"])
+def test_unsupported_version_fails_at_target_selection(fake_module, monkeypatch, target):
+    fake_module("10.0.1.6")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    with pytest.raises(TorchTRTError, match="TensorRT 10.0.1.6 is not supported"):
+        torch_trt.targets.resolve_target(target, torch.device("cuda", 0))
 
 
 def test_tensorrt_target_without_tensorrt_says_how_to_install(monkeypatch):
@@ -60,6 +70,24 @@ def test_tensorrt_target_without_tensorrt_says_how_to_install(monkeypatch):
     finally:
         trt_target.load.cache_clear()
         torch_trt.targets.resolve_target.cache_clear()
+
+
+def test_auto_with_a_cpu_device_uses_the_reference(fake_module, monkeypatch):
+    """TensorRT >= 10 refuses host IO ("location must always be kDEVICE"): CPU engines are the reference's."""
+    fake_module()
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    module = torch_trt.targets.resolve_target("auto", torch.device("cpu"))
+    assert torch_trt.targets.target_name(module) == "reference"
+    cuda = torch_trt.targets.resolve_target("auto", torch.device("cuda", 0))
+    assert torch_trt.targets.target_name(cuda) == "tensorrt"
+
+
+def test_tensorrt_target_with_a_cpu_device_is_a_clear_error(fake_module, monkeypatch):
+    fake_module()
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    with pytest.raises(TorchTRTError, match=r"target='tensorrt' runs engines on CUDA devices only, but the device "
+                                            r"is cpu; pass device='cuda'.*or target='reference'"):
+        torch_trt.targets.resolve_target("tensorrt", torch.device("cpu"))
 
 
 @pytest.mark.parametrize("cuda, expected", [(True, "tensorrt"), (False, "reference")])
@@ -102,10 +130,10 @@ def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
     builder = trt.Builder(TargetLogger(trt))
     config = builder.create_builder_config()
-    path = tmp_path / "timing.cache"
-    trt_target.configure_builder(trt, config, debug=True, timing_cache_path=str(path))
-    monitor = config.progress_monitor
+    path = tmp_path / "cache dir" / "timing.cache"
     with caplog.at_level(logging.INFO, logger="torch_trt.targets.tensorrt"):
+        trt_target.configure_builder(trt, config, debug=True, timing_cache_path=str(path))
+        monitor = config.progress_monitor
         monitor.phase_start("Building engine", "", 3)
         assert monitor.step_complete("Building engine", 1) is True
         monitor.phase_finish("Building engine")

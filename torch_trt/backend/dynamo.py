@@ -42,7 +42,9 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
     settings = CompileSettings.from_options({**(options or {}), **kwargs})
     if mode not in (None, "default"):
         logger.info("torch_trt ignores torch.compile(mode=%r)", mode)
-    resolve_target(settings.target)  # a target that cannot load is the user's to fix, not a reason to run in PyTorch
+    # a target that cannot load (or run on the inputs' device) is the user's to fix, not a reason to run in PyTorch
+    example_device = next((t.device for t in example_inputs if isinstance(t, torch.Tensor)), None)
+    resolve_target(settings.target, settings.resolved_device(example_device))
     if settings.debug:
         logger.info("FX graph from dynamo:\n%s", gm.print_readable(print_output=False))
     try:

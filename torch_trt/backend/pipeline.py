@@ -51,7 +51,7 @@ def build_engines(module, input_specs, settings, device, examples=None):
     lower(graph)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
-    trt = resolve_target(settings.target)
+    trt = resolve_target(settings.target, device)
     refused = {}
     while True:
         result = partition(graph, settings, input_specs, device, examples, refused)

@@ -1,12 +1,18 @@
-"""Build a serialized engine from a converted network: builder config, optimization profile, build."""
+"""Build a serialized engine from a converted network: builder config, optimization profile, build.
+
+The build runs under the engine's CUDA device. TF32 follows `torch.backends.cuda.matmul.allow_tf32`
+on both targets (TensorRT enables it by default), so fp32 engines match eager PyTorch. On the
+tensorrt target the timing cache persists across builds (per TensorRT version and GPU model).
+"""
 
 import logging
 import time
 
+import torch
 
-from ..errors import EngineBuildError
-from ..targets import target_name
-from ..targets.tensorrt import configure_builder
+from ..errors import EngineBuildError, TorchTRTError
+from ..targets import device_guard, target_name
+from ..targets.tensorrt import configure_builder, save_timing_cache, timing_cache_path
 
 logger = logging.getLogger(__name__)
 
@@ -14,26 +20,53 @@ logger = logging.getLogger(__name__)
 def build_engine(ctx, builder, input_specs, device):
     """Serialize the network in `ctx` into engine bytes with one profile from the input specs."""
     trt, network = ctx.trt, ctx.network
+    on_tensorrt = target_name(trt) == "tensorrt"
+    if on_tensorrt and device.type != "cuda":
+        raise TorchTRTError(f"TensorRT engines run on CUDA devices only, not on {device}; use target='reference' "
+                            "for the CPU")
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, ctx.settings.workspace_size)
     config.builder_optimization_level = ctx.settings.optimization_level
+    if not torch.backends.cuda.matmul.allow_tf32:
+        config.clear_flag(trt.BuilderFlag.TF32)
     profile = builder.create_optimization_profile()
     for index, spec in enumerate(input_specs):
         profile.set_shape(f"input_{index}", spec.min_shape, spec.opt_shape, spec.max_shape)
     if input_specs:
         config.add_optimization_profile(profile)
-    if target_name(trt) == "tensorrt":  # phase logging and profiling detail the reference does not model
-        configure_builder(trt, config, debug=ctx.settings.debug)
-    if device.type == "cpu":  # only the reference runs on the host: its IO then lives in host memory
-        for tensor in [network.get_input(i) for i in range(network.num_inputs)] + \
-                      [network.get_output(i) for i in range(network.num_outputs)]:
-            tensor.location = trt.TensorLocation.HOST
+    cache_path = None
+    if on_tensorrt:  # phase logging, profiling detail and the timing cache, which the reference does not model
+        cache_path = timing_cache_path(trt, torch.cuda.get_device_name(device))
+        configure_builder(trt, config, debug=ctx.settings.debug, timing_cache_path=cache_path)
+    else:
+        _place_io(network, trt, device)
     start = time.perf_counter()
-    errors_before = len(ctx.logger.errors)
-    serialized = builder.build_serialized_network(network, config)
-    if serialized is None:
-        reasons = "; ".join(ctx.logger.errors[errors_before:]) or "no reason logged"
+    with device_guard(device):
+        serialized = builder.build_serialized_network(network, config)
+    if serialized is None:  # TensorRT logs misuse at the setter and then fails the build generically: say both
+        reasons = "; ".join(ctx.network_errors()) or "no reason logged"
         raise EngineBuildError(f"the {network.num_layers}-layer network failed to build: {reasons}")
-    logger.info("built engine: %d layers, %d bytes in %.2fs", network.num_layers, serialized.nbytes,
+    if cache_path:
+        _save_timing_cache(config, cache_path)
+    engine_bytes = bytes(serialized)
+    logger.info("built engine: %s layers, %d bytes in %.2fs", network.num_layers, len(engine_bytes),
                 time.perf_counter() - start)
-    return bytes(serialized)
+    return engine_bytes
+
+
+def _place_io(network, trt, device):
+    """On the reference, IO of a CPU engine lives in host memory (HOST is never set on the tensorrt target)."""
+    if device.type != "cpu":
+        return
+    for tensor in [network.get_input(i) for i in range(network.num_inputs)] + \
+                  [network.get_output(i) for i in range(network.num_outputs)]:
+        tensor.location = trt.TensorLocation.HOST
+
+
+def _save_timing_cache(config, path):
+    """Persist the timing cache; a cache dir that cannot be written costs later builds time, not this one."""
+    try:
+        save_timing_cache(config, path)
+    except OSError as error:
+        logger.warning("could not save TensorRT's timing cache to %s (%s); later builds will time tactics again",
+                       path, error)

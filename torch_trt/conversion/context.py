@@ -8,7 +8,7 @@ Fields:
     value_tensor_map     torch Value -> ITensor, for runtime values
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
     weights              host arrays handed to the network, kept alive until the build ends
-    logger               the target ILogger; keeps the errors the network reported
+    logger               the target ILogger; keeps the errors the network reported (network_errors())
 
 Call tree (interpreter.convert_graph):
     convert_graph
@@ -84,12 +84,17 @@ class ConversionCtx:
     def __init__(self, trt, builder, settings):
         self.trt, self.settings = trt, settings
         self.logger = builder.logger
+        self._errors_before_network = len(self.logger.errors)
         self.network = builder.create_network(_creation_flags(trt))
         self.net = _NamingNetwork(self.network, self)
         self.value_tensor_map, self.evaluated_value_map = {}, {}
         self.weights = []
         self.node = None
         self._layer_count = 0
+
+    def network_errors(self):
+        """The errors the target logged since this network was created (setters log misuse, the build fails later)."""
+        return self.logger.errors[self._errors_before_network:]
 
     def name_layer(self, layer):
         """Name a new layer `<kind>/<first output's debug name>[/n]` after the node being converted."""
@@ -118,6 +123,10 @@ class ConversionCtx:
         value = torch.as_tensor(value).detach().cpu()
         if value.dtype == torch.float64:
             value = value.float()
+        if value.numel() == 0:  # add_constant refuses zero-volume weights: slice a one-element placeholder empty
+            placeholder = self.constant(torch.zeros((1,) * value.dim(), dtype=value.dtype))
+            rank = value.dim()
+            return self.net.add_slice(placeholder, (0,) * rank, tuple(value.shape), (0,) * rank).get_output(0)
         stand_in = {torch.bool: torch.int32, torch.uint8: torch.int32, torch.bfloat16: torch.float32}.get(value.dtype)
         if stand_in is not None:  # TensorRT constants take no BOOL/UINT8 weights, numpy has no bfloat16: cast
             layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))

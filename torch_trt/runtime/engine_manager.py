@@ -1,40 +1,69 @@
-"""Engines deserialized once per process, keyed by engine id, and run through the target's context API.
+"""Engines deserialized once per process and device, run through the target's context API, freed with their modules.
 
 `EngineRunner.__call__` is the per-call path: check inputs against the engine's IO, then, under
-the engine's device and a per-engine lock (one execution context serves all threads), set shapes
-and addresses, allocate outputs and `execute_async_v3` on PyTorch's current stream; on CUDA the
-call is replayed from a CUDA graph per input shape (cuda_graphs.py). Its cost does not depend on
-the engine's size: the bytes are only read on the first call.
+the engine's device and the engine's lock, set shapes and addresses, allocate outputs and
+`execute_async_v3`; on CUDA the call is replayed from a CUDA graph per input shape (cuda_graphs.py).
+Its cost does not depend on the engine's size: the bytes are only read on the first call.
+
+Threads: one execution context (and one set of CUDA graphs, whose static buffers belong to it)
+serves every caller, so calls of one engine are serialized by its lock: correct for any number of
+threads, one call of an engine at a time. Different engines run concurrently.
+
+Streams: calls enqueue on the caller's current stream, except the legacy default stream, where
+TensorRT would add device synchronizations: there the engine runs on the runner's side stream,
+which waits for the caller's stream and which the caller's stream then waits for.
+
+Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
+constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
+(the module is deleted, or torch._dynamo.reset() forgets it); the last one frees the engine, its
+context and its CUDA graphs.
 """
 
 import hashlib
 import logging
 import threading
+import weakref
 
 import torch
 
 from ..conversion.context import TargetLogger, torch_dtype
 from ..errors import EngineIOError
-from ..targets import resolve_target
+from ..targets import device_guard, resolve_target
 from .cuda_graphs import GraphedCalls
 
 logger = logging.getLogger(__name__)
 
-_RUNNERS = {}
-_LOCK = threading.Lock()
+_RUNNERS = {}  # (engine id, device) -> EngineRunner
+_LOCK = threading.RLock()  # re-entrant: a finalizer may run (garbage collection) while get_runner holds it
 
 
-def get_runner(engine_id, engine_bytes, target, device):
-    """The EngineRunner for `engine_id`, deserializing `engine_bytes` on first use once their hash matches the id."""
-    runner = _RUNNERS.get(engine_id)
-    if runner is None:
+def get_runner(engine_id, engine_tensor, target, device):
+    """The EngineRunner of `engine_id` on `device`, kept alive while `engine_tensor` (the module's engine) lives."""
+    device = torch.device(device)
+    key = (engine_id, device)
+    runner = _RUNNERS.get(key)
+    if runner is None or id(engine_tensor) not in runner.owners:
         with _LOCK:
-            runner = _RUNNERS.get(engine_id)
+            runner = _RUNNERS.get(key)
             if runner is None:
-                data = engine_bytes.cpu().numpy().tobytes() if isinstance(engine_bytes, torch.Tensor) else engine_bytes
+                data = engine_tensor.cpu().numpy().tobytes()
                 _verify(engine_id, data)
-                runner = _RUNNERS[engine_id] = EngineRunner(data, target, torch.device(device))
+                runner = _RUNNERS[key] = EngineRunner(data, target, device)
+            if id(engine_tensor) not in runner.owners:
+                runner.owners[id(engine_tensor)] = weakref.finalize(engine_tensor, _release, key, id(engine_tensor))
     return runner
+
+
+def _release(key, owner):
+    """The engine tensor `owner` died: forget it; free the runner when no module holds its engine any more."""
+    with _LOCK:
+        runner = _RUNNERS.get(key)
+        if runner is None:
+            return
+        runner.owners.pop(owner, None)
+        if not runner.owners:
+            del _RUNNERS[key]
+            logger.debug("released engine %s on %s", *key)
 
 
 def engine_id(engine_bytes):
@@ -54,15 +83,20 @@ class EngineRunner:
     """A deserialized engine, its execution context and IO metadata."""
 
     def __init__(self, data, target, device):
-        trt = self.trt = resolve_target(target)
+        trt = self.trt = resolve_target(target, device)
         self.device = device
+        self.owners = {}  # id(engine tensor) -> its weakref.finalize
         self.logger = TargetLogger(trt)
-        self.engine = trt.Runtime(self.logger).deserialize_cuda_engine(data)
-        if self.engine is None:
-            raise EngineIOError(f"cannot deserialize the {target} engine ({len(data)} bytes): "
-                                f"{'; '.join(self.logger.errors) or 'unknown reason'}; the engine bytes are "
-                                "corrupted or were built by another TensorRT version: recompile the module")
-        self.context = self.engine.create_execution_context()
+        with device_guard(device):  # the engine's memory and context belong to its device
+            self.engine = trt.Runtime(self.logger).deserialize_cuda_engine(data)
+            if self.engine is None:
+                raise EngineIOError(f"cannot deserialize the {target} engine ({len(data)} bytes): "
+                                    f"{'; '.join(self.logger.errors) or 'unknown reason'}; the engine bytes are "
+                                    "corrupted or were built by another TensorRT version: recompile the module")
+            self.context = self.engine.create_execution_context()
+            self.side_stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+            # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
+            self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
         self.inputs = sorted((n for n in names if self.engine.get_tensor_mode(n) == trt.TensorIOMode.INPUT),
                              key=_index)
@@ -95,10 +129,7 @@ class EngineRunner:
     def __call__(self, tensors):
         self.check_inputs(tensors)
         tensors = [t.contiguous() for t in tensors]
-        with self.lock:
-            if self.device.type == "cuda":
-                with torch.cuda.device(self.device):
-                    return self.run(tensors)
+        with self.lock, device_guard(self.device):
             return self.run(tensors)
 
     def execute(self, tensors):
@@ -106,16 +137,34 @@ class EngineRunner:
         context = self.context
         for name, tensor in zip(self.inputs, tensors):
             context.set_input_shape(name, tuple(tensor.shape))
-            context.set_tensor_address(name, tensor.data_ptr())
+            context.set_tensor_address(name, _address(tensor, self.placeholder))
         outputs = []
         for name in self.outputs:
             output = torch.empty(tuple(context.get_tensor_shape(name)), dtype=self.dtypes[name], device=self.device)
-            context.set_tensor_address(name, output.data_ptr())
+            context.set_tensor_address(name, _address(output, self.placeholder))
             outputs.append(output)
-        stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else 0
-        if not context.execute_async_v3(stream):
+        self.logger.errors.clear()  # each call reports its own errors, not every earlier call's
+        if not self._enqueue():
             raise EngineIOError(f"engine execution failed: {'; '.join(self.logger.errors) or 'unknown reason'}")
         return outputs
+
+    def _enqueue(self):
+        """execute_async_v3 on the current stream, or on the side stream when the current one is the legacy default."""
+        if self.device.type != "cuda":
+            return self.context.execute_async_v3(0)
+        current = torch.cuda.current_stream(self.device)
+        if current.cuda_stream != 0:
+            return self.context.execute_async_v3(current.cuda_stream)
+        self.side_stream.wait_stream(current)
+        with torch.cuda.stream(self.side_stream):
+            done = self.context.execute_async_v3(self.side_stream.cuda_stream)
+        current.wait_stream(self.side_stream)
+        return done
+
+
+def _address(tensor, placeholder):
+    """The tensor's address, or the placeholder's for an empty tensor (whose data_ptr() is null)."""
+    return tensor.data_ptr() if tensor.numel() else placeholder.data_ptr()
 
 
 def _index(name):

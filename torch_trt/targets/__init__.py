@@ -4,6 +4,7 @@ Everything in torch_trt builds and runs networks through the module `resolve_tar
 so the same code path serves both targets.
 """
 
+import contextlib
 import functools
 import logging
 
@@ -22,12 +23,20 @@ def tensorrt_available():
 
 
 @functools.lru_cache(maxsize=None)
-def resolve_target(name):
-    """The API module for "auto", "tensorrt" or "reference"; warns once when auto falls back."""
+def resolve_target(name, device=None):
+    """The API module for "auto", "tensorrt" or "reference" running engines on `device` (a torch.device or None).
+
+    TensorRT runs engines on CUDA devices only: "auto" with a CPU device is the reference, "tensorrt" with
+    one is an error. Warns once when auto falls back.
+    """
+    on_cpu = device is not None and torch.device(device).type != "cuda"
     if name == "reference":
         from . import reference
 
         return reference
+    if name == "tensorrt" and on_cpu:
+        raise TorchTRTError(f"target='tensorrt' runs engines on CUDA devices only, but the device is {device}; pass "
+                            "device='cuda' (and CUDA inputs), or target='reference' to run on the CPU")
     if name == "tensorrt":
         from . import tensorrt
 
@@ -38,6 +47,8 @@ def resolve_target(name):
                                 "target='reference'")
         return module
     if name == "auto":
+        if on_cpu:
+            return resolve_target("reference")
         if tensorrt_available():
             return resolve_target("tensorrt")
         logger.warning("TensorRT is not available (needs `tensorrt` and CUDA); using the PyTorch reference target")
@@ -48,3 +59,9 @@ def resolve_target(name):
 def target_name(module):
     """The name under which `module` was resolved ("tensorrt" or "reference")."""
     return "reference" if module.__name__.endswith(".reference") else "tensorrt"
+
+
+def device_guard(device):
+    """`torch.cuda.device(device)` for a CUDA device (engines are built, loaded and run on theirs), else nothing."""
+    device = torch.device(device)
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()

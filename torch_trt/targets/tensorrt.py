@@ -3,7 +3,8 @@
 Converters and the runtime use the `tensorrt` module exactly as they use the reference. What the
 reference does not model lives here, written against the same API: a logger that maps
 TensorRT's severities onto Python logging, a progress monitor logging build phases at INFO,
-a timing cache kept on disk, and the engine inspector's report for `debug=True`. Every
+a timing cache kept on disk (per TensorRT version and GPU model, under the user's cache dir), the
+engine inspector's report for `debug=True`, and the supported versions (MINIMUM_VERSION and up). Every
 TensorRT name used here is checked against `tensorrt_api.json` (the 11.4 bindings' manifest)
 by tests/targets/test_tensorrt.py.
 """
@@ -13,12 +14,16 @@ import importlib.resources
 import json
 import logging
 import os
+import re
 
 from ..errors import TorchTRTError
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_MAJOR_VERSIONS = (10, 11)
+# Every slice sets ISliceLayer.axes, which TensorRT has from 10.3; API added later (the manifest's
+# `changed_since_10`) fails the conformance check, so nothing newer than this is used.
+MINIMUM_VERSION = (10, 3)
+MAXIMUM_MAJOR_VERSION = 11
 MANIFEST_VERSION = "11.4.0.106"  # the bindings `tensorrt_api.json` was read from
 
 
@@ -34,17 +39,16 @@ def load():
 
 
 def check_version(version):
-    """Raise TorchTRTError unless `version` ("11.4.0.106") is a TensorRT major version torch_trt supports."""
-    try:
-        major = int(str(version).split(".")[0])
-    except ValueError:
-        major = None
-    if major not in SUPPORTED_MAJOR_VERSIONS:
-        supported = " or ".join(f"{v}.x" for v in SUPPORTED_MAJOR_VERSIONS)
-        raise TorchTRTError(f"TensorRT {version} is not supported; torch_trt needs TensorRT {supported} (checked "
-                            f"against the {MANIFEST_VERSION} bindings): pip install 'tensorrt>=10,<12' "
-                            "--extra-index-url https://pypi.nvidia.com, or use target='reference'")
-    return major
+    """Raise TorchTRTError unless `version` ("11.4.0.106") is in [MINIMUM_VERSION, next major after 11); return it."""
+    match = re.match(r"(\d+)\.(\d+)", str(version))
+    parsed = (int(match.group(1)), int(match.group(2))) if match else None
+    if parsed is None or not MINIMUM_VERSION <= parsed or parsed[0] > MAXIMUM_MAJOR_VERSION:
+        minimum = ".".join(map(str, MINIMUM_VERSION))
+        raise TorchTRTError(f"TensorRT {version} is not supported; torch_trt needs TensorRT {minimum} to "
+                            f"{MAXIMUM_MAJOR_VERSION}.x (checked against the {MANIFEST_VERSION} bindings): pip install "
+                            f"'tensorrt>={minimum},<{MAXIMUM_MAJOR_VERSION + 1}' --extra-index-url "
+                            "https://pypi.nvidia.com, or use target='reference'")
+    return parsed
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,16 +90,27 @@ def use_timing_cache(config, path):
 
 
 def save_timing_cache(config, path):
-    """Write the config's timing cache (grown by the build) to `path`."""
+    """Write the config's timing cache (grown by the build) to `path`, creating its directory; replace atomically."""
     cache = config.get_timing_cache()
     if cache is not None and path:
-        with open(path, "wb") as file:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        partial = f"{path}.{os.getpid()}.tmp"  # concurrent builds never leave a torn file
+        with open(partial, "wb") as file:
             file.write(bytes(cache.serialize()))
+        os.replace(partial, path)
+
+
+def timing_cache_path(trt, device_name):
+    """Where the timing cache of this TensorRT version on this GPU model lives: the user's cache dir."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    gpu = re.sub(r"[^A-Za-z0-9.-]+", "_", device_name)
+    return os.path.join(root, "torch_trt", f"timing-trt{trt.__version__}-{gpu}.cache")
 
 
 def configure_builder(trt, config, debug=False, timing_cache_path=None):
-    """TensorRT-only build options: phase logging, detailed profiling for debug, a timing cache on disk."""
-    config.progress_monitor = progress_monitor(trt)
+    """TensorRT-only build options: phase logging when INFO is shown, detailed profiling for debug, a timing cache."""
+    if logger.isEnabledFor(logging.INFO):  # each phase callback takes the GIL during the build: only when shown
+        config.progress_monitor = progress_monitor(trt)
     if debug:
         config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
     if timing_cache_path:

@@ -45,9 +45,11 @@ def build_and_run(define, inputs, device="cpu"):
         name = f"out{i}"
         out = torch.empty(tuple(context.get_tensor_shape(name)),
                           dtype=trt.types.TORCH_DTYPE[engine.get_tensor_dtype(name)], device=device)
-        context.set_tensor_address(name, out.data_ptr())
-        results.append(out)
+        placeholder = torch.empty(1, dtype=torch.uint8, device=device)  # TensorRT refuses a null output address
+        context.set_tensor_address(name, out.data_ptr() if out.numel() else placeholder.data_ptr())
+        results.append((out, placeholder))
     assert context.execute_async_v3(0)
+    results = [out for out, _ in results]
     return results[0] if len(results) == 1 else results
 
 

@@ -40,11 +40,18 @@ def test_constant_refuses_bool_weights(refused):
     assert "BOOL" in message
 
 
-def test_zero_volume_constant(run_network):
+def test_zero_volume_constant_is_refused(refused):
+    """TensorRT's add_constant refuses zero-volume weights (the strictness table has the row)."""
+    assert "zero volume" in refused(lambda net: net.add_constant((2, 0), np.zeros((2, 0), np.float32)), [])
+
+
+def test_empty_tensor_from_a_sliced_placeholder(run_network):
+    """How an empty constant is built instead: a one-element constant sliced to the empty shape."""
     x = torch.randn(2, 3)
 
     def define(net, a):
-        empty = net.add_constant((2, 0), np.zeros((2, 0), dtype=np.float32)).get_output(0)
+        placeholder = net.add_constant((1, 1), np.zeros((1, 1), dtype=np.float32)).get_output(0)
+        empty = net.add_slice(placeholder, (0, 0), (2, 0), (0, 1)).get_output(0)
         layer = net.add_concatenation([a, empty])
         layer.axis = 1
         return layer.get_output(0)

@@ -1,5 +1,7 @@
 """The reference engine's program: constants folded, dead layers dropped, intermediates freed, code generated."""
 
+import logging
+
 import numpy as np
 import torch
 
@@ -56,8 +58,7 @@ def _kernels(program):
 
 def test_constants_are_folded_and_dead_layers_dropped():
     engine = _engine(_scaled_plus_dead_branch)
-    program = engine._program
-    assert isinstance(program, torch.fx.GraphModule)
+    program = engine._module
     assert _kernels(program) == ["IElementWiseLayer", "IActivationLayer"]
     assert [tuple(p.shape) for p in program.parameters()] == [(2, 3)]  # the folded 2 * 3, on the device once
     x = torch.randn(2, 3)
@@ -65,16 +66,26 @@ def test_constants_are_folded_and_dead_layers_dropped():
 
 
 def test_intermediates_are_dropped_after_their_last_reader():
-    code = _engine(_scaled_plus_dead_branch)._program.code
+    code = _engine(_scaled_plus_dead_branch)._module.code
     assert "= None" in code, code  # the generated code releases each value after its last use
 
 
-def test_generated_code_matches_the_generated_python():
+def test_generated_code_matches_the_generated_python(caplog):
     x = torch.randn(2, 3)
-    interpreted = _run(_engine(_scaled_plus_dead_branch), x)
-    generated_engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
-    assert not isinstance(generated_engine._program, torch.fx.GraphModule)
-    torch.testing.assert_close(_run(generated_engine, x), interpreted)
+    with caplog.at_level(logging.INFO, logger="torch_trt"):
+        interpreted = _run(_engine(_scaled_plus_dead_branch), x)
+        assert "inductor generates its kernels" not in caplog.text
+        generated = _run(_engine(_scaled_plus_dead_branch, level=4), x)  # CPU code generation starts at level 4
+        assert "inductor generates its kernels" in caplog.text
+    torch.testing.assert_close(generated, interpreted)
+
+
+def test_tf32_follows_the_builder_flag():
+    seen = []
+    engine = _engine(lambda network, x: network.add_activation(x, trt.ActivationType.RELU).get_output(0))
+    engine._module.register_forward_pre_hook(lambda *_: seen.append(torch.backends.cuda.matmul.allow_tf32))
+    _run(engine, torch.randn(2, 3))
+    assert seen == [True]  # TensorRT's default, whatever PyTorch's own switch says
 
 
 def test_the_optimization_level_setting_reaches_the_engine():
@@ -87,3 +98,14 @@ def test_the_optimization_level_setting_reaches_the_engine():
                    .output().toIValue().numpy())
     plan, _ = torch_trt.targets.reference.plan.deserialize(engine)
     assert plan["optimization_level"] == 1
+
+
+def test_a_null_output_address_is_refused():
+    engine = _engine(_scaled_plus_dead_branch)
+    context = engine.create_execution_context()
+    x = torch.randn(2, 3)
+    context.set_input_shape("x", (2, 3))
+    context.set_tensor_address("x", x.data_ptr())
+    context.set_tensor_address("y", 0)
+    assert not context.execute_async_v3(0)
+    assert "null address" in " ".join(engine._logger.errors())

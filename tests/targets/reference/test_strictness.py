@@ -7,10 +7,12 @@ accepts them and build_serialized_network refuses (logs and returns None).
 
 import numpy as np
 import pytest
+import torch
 
 import torch_trt.targets.reference as trt
 
 F32, F16, I32, I64, BOOL = trt.float32, trt.float16, trt.int32, trt.int64, trt.bool
+I8, U8 = trt.int8, trt.uint8
 E, A, U, R = trt.ElementWiseOperation, trt.ActivationType, trt.UnaryOperation, trt.ReduceOperation
 M = trt.MatrixOperation.NONE
 
@@ -65,7 +67,26 @@ RULES = {
     "select_branch_dtypes": ("add", lambda n, c, t, e: n.add_select(c, t, e), [((2,), BOOL), ((2,), F32), ((2,), I32)],
                              "then/else inputs must have the same dtype"),
     # dtypes a layer lacks
-    "activation_int64": ("add", lambda n, a: n.add_activation(a, A.RELU), [((2,), I64)], "needs a float input"),
+    # NvInfer.h IActivationLayer: "Int32 and Int64 are valid only for kRELU" (RELU on them runs: test below)
+    "activation_sigmoid_int64": ("add", lambda n, a: n.add_activation(a, A.SIGMOID), [((2,), I64)],
+                                 "needs a float input"),
+    # NvInfer.h IUnaryLayer: NEG and the rounding operations take floats only (converters emit 0 - x, identity)
+    "unary_neg_int32": ("add", lambda n, a: n.add_unary(a, U.NEG), [((2,), I32)], "NEG does not accept torch.int32"),
+    "unary_floor_int32": ("add", lambda n, a: n.add_unary(a, U.FLOOR), [((2,), I32)],
+                          "FLOOR does not accept torch.int32"),
+    # NvInferRuntimeBase.h DataType::kINT8: a quantized type; IO and arithmetic need Q/DQ layers
+    "elementwise_int8": ("add", lambda n, a, b: n.add_elementwise(a, b, E.SUM), [((2,), I8)] * 2,
+                         "does not accept torch.int8"),
+    "activation_int8": ("add", lambda n, a: n.add_activation(a, A.RELU), [((2,), I8)], "needs a float input"),
+    "unary_abs_int8": ("add", lambda n, a: n.add_unary(a, U.ABS), [((2,), I8)], "ABS does not accept torch.int8"),
+    "int8_network_input": ("build", lambda n, a: n.add_cast(a, F32), [((2,), I8)], "INT8, a quantized type"),
+    # NvInferRuntimeBase.h DataType::kUINT8: network IO only, converted by a cast to or from FLOAT/HALF
+    "shuffle_uint8": ("add", lambda n, a: n.add_shuffle(a), [((2,), U8)], "accepts UINT8 only as network IO"),
+    "slice_uint8": ("add", lambda n, a: n.add_slice(a, (0,), (1,), (1,)), [((2,), U8)],
+                    "accepts UINT8 only as network IO"),
+    "reduce_uint8": ("add", lambda n, a: n.add_reduce(a, R.SUM, 1, False), [((2,), U8)], "does not accept torch.uint8"),
+    "cast_uint8_to_int32": ("add", lambda n, a: n.add_cast(a, I32), [((2,), U8)], "cast from UINT8 to DataType.INT32"),
+    "cast_int32_to_uint8": ("add", lambda n, a: n.add_cast(a, U8), [((2,), I32)], "cast from torch.int32 to UINT8"),
     "unary_exp_int64": ("add", lambda n, a: n.add_unary(a, U.EXP), [((2,), I64)], "does not accept torch.int64"),
     "unary_not_float": ("add", lambda n, a: n.add_unary(a, U.NOT), [((2,), F32)], "does not accept torch.float32"),
     "matmul_int32": ("add", lambda n, a, b: n.add_matrix_multiply(a, M, b, M), [((2, 2), I32)] * 2,
@@ -97,6 +118,9 @@ RULES = {
     "padding_not_2d": ("add", lambda n, x: n.add_padding_nd(x, (1, 1, 1), (1, 1, 1)), [((1, 2, 3, 4, 5), F32)],
                        "only 2-D padding"),
     "scale_rank_3": ("add", lambda n, x: n.add_scale(x, trt.ScaleMode.UNIFORM), [((2, 3, 4), F32)], "rank >= 4"),
+    # NvInfer.h addConstant: "weights ... count must be > 0" (a zero-volume constant is refused)
+    "constant_zero_volume": ("add", lambda n: n.add_constant((2, 0), np.zeros((2, 0), np.float32)), [],
+                             "has zero volume"),
     "constant_volume": ("add", lambda n: n.add_constant((2, 3), np.zeros(5, np.float32)), [],
                         "hold 5 values but shape (2, 3) needs 6"),
     "gather_axis": ("add", lambda n, d, i: n.add_gather(d, i, 2), [((2, 3), F32), ((2,), I32)], "axis 2 is out of"),
@@ -157,3 +181,18 @@ def test_reference_refuses_what_tensorrt_refuses(refused, refused_at_build, requ
     else:
         errors = refused_at_build(_accepted(define), specs, profile=PROFILES.get(request.node.callspec.id))
     assert message in errors
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_relu_on_int32_and_int64_is_accepted(run_network, dtype):
+    """NvInfer.h IActivationLayer: "Int32 and Int64 are valid only for kRELU"."""
+    x = torch.tensor([-3, 0, 5], dtype=dtype)
+    got = run_network(lambda n, a: n.add_activation(a, A.RELU).get_output(0), [x])
+    torch.testing.assert_close(got, torch.relu(x))
+
+
+@pytest.mark.parametrize("to", [F32, F16])
+def test_uint8_input_cast_to_float_is_accepted(run_network, to):
+    x = torch.tensor([0, 7, 255], dtype=torch.uint8)
+    got = run_network(lambda n, a: n.add_cast(a, to).get_output(0), [x])
+    torch.testing.assert_close(got, x.float().to(got.dtype))

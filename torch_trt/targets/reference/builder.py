@@ -5,7 +5,7 @@ profile, a profile outside an input's declared shape) by logging an error and re
 """
 
 from . import plan
-from .enums import BuilderFlag, MemoryPoolType, Severity
+from .enums import BuilderFlag, DataType, MemoryPoolType, Severity
 from .network import INetworkDefinition, NetworkError
 from .types import IHostMemory, to_dims
 
@@ -44,7 +44,7 @@ class IBuilderConfig:
         object.__setattr__(self, key, value)
 
     def __init__(self):
-        self._profiles, self._flags, self._pools = [], set(), {}
+        self._profiles, self._flags, self._pools = [], {BuilderFlag.TF32}, {}  # TensorRT enables TF32 by default
         self.profiling_verbosity = None
         self.builder_optimization_level = 3  # 0-5 as in TensorRT; what each level does: program.py
         self.progress_monitor = None
@@ -63,10 +63,10 @@ class IBuilderConfig:
         self._flags.add(BuilderFlag(int(flag)))
 
     def clear_flag(self, flag):
-        self._flags.discard(flag)
+        self._flags.discard(BuilderFlag(int(flag)))
 
     def get_flag(self, flag):
-        return flag in self._flags
+        return BuilderFlag(int(flag)) in self._flags
 
     def set_memory_pool_limit(self, pool, pool_size):
         self._pools[MemoryPoolType(int(pool))] = int(pool_size)
@@ -96,7 +96,8 @@ class Builder:
     def build_serialized_network(self, network, config):
         try:
             profiles = _validate(network, config)
-            data = plan.serialize(network, profiles, config.builder_optimization_level)
+            data = plan.serialize(network, profiles, config.builder_optimization_level,
+                                  config.get_flag(BuilderFlag.TF32))
         except NetworkError as error:
             self._logger.log(Severity.ERROR, f"build_serialized_network: {error}")
             return None
@@ -112,6 +113,10 @@ def _validate(network, config):
     if len(set(names)) != len(names):
         raise NetworkError(f"IO tensor names must be unique, got {names}")
     network._reinfer_all()
+    for tensor in network._inputs + network._outputs:  # int8 is a quantized type: valid only between Q/DQ layers
+        if tensor.dtype == DataType.INT8:
+            raise NetworkError(f"IO tensor '{tensor.name}' is INT8, a quantized type TensorRT accepts as IO only with "
+                               "Q/DQ layers; cast it to INT32 or FLOAT at the engine boundary")
     for layer in network._layers:
         layer._check_built([None if t is None else network._meta(t)[0] for t in layer._inputs])
     dynamic = [t for t in network._inputs if -1 in t.shape]

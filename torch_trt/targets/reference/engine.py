@@ -26,7 +26,7 @@ class Runtime:
 
     def deserialize_cuda_engine(self, serialized_engine):
         try:
-            return ICudaEngine(*plan_format.deserialize(serialized_engine))
+            return ICudaEngine(*plan_format.deserialize(serialized_engine), self._logger)
         except plan_format.PlanError as error:
             self._logger.log(Severity.ERROR, f"deserialize_cuda_engine: {error}")
             return None
@@ -35,7 +35,8 @@ class Runtime:
 class ICudaEngine:
     """A deserialized plan: IO metadata, profiles, and its layers compiled into one program (program.py)."""
 
-    def __init__(self, plan, tensors):
+    def __init__(self, plan, tensors, logger):
+        self._logger = logger
         self._io = {entry["name"]: entry for entry in plan["io"]}
         self._io_names = [entry["name"] for entry in plan["io"]]
         self._profiles = plan["profiles"]
@@ -48,8 +49,9 @@ class ICudaEngine:
         self._name = plan["name"]
         inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
         outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
-        program = build_program(self._layers, self._records, self._weights, inputs, outputs, self._device)
-        self._program = compile_program(program, plan.get("optimization_level", 3), self._device)
+        self._module = build_program(self._layers, self._records, self._weights, inputs, outputs, self._device)
+        self._program = compile_program(self._module, plan.get("optimization_level", 3), self._device,
+                                        plan.get("tf32", True))
 
     name = property(lambda self: self._name)
     num_io_tensors = property(lambda self: len(self._io_names))
@@ -151,6 +153,11 @@ class IExecutionContext:
     def execute_async_v3(self, stream_handle):
         engine = self._engine
         if self.infer_shapes() or any(n not in self._addresses for n in engine._io_names):
+            return False
+        null = [n for n in engine._io_names if engine.get_tensor_mode(n) == TensorIOMode.OUTPUT
+                and self._addresses[n] == 0]
+        if null:  # TensorRT refuses a null output address, even for an empty output
+            engine._logger.log(Severity.ERROR, f"execute_async_v3: output '{null[0]}' has a null address")
             return False
         views = {n: _view(self._addresses[n], self.get_tensor_shape(n), TORCH_DTYPE[engine.get_tensor_dtype(n)],
                           engine._device) for n in engine._io_names}

@@ -321,6 +321,11 @@ def network_method(function):
     return function
 
 
+# TensorRT takes UINT8 only as network IO converted by a cast to or from FLOAT/HALF (NvInferRuntimeBase.h, kUINT8).
+UINT8_ONLY_CAST = ("TensorRT accepts UINT8 only as network IO cast to or from FLOAT/HALF; cast it at the engine "
+                   "boundary or add a cast first")
+
+
 def check(condition, message):
     """Raise NetworkError(message) unless condition holds: the shared form of TensorRT's rules."""
     if not condition:

@@ -44,8 +44,9 @@ def _decode(value):
     return value
 
 
-def serialize(network, profiles, optimization_level):
-    """Serialize a validated network, its optimization profiles and the builder_optimization_level into plan bytes."""
+def serialize(network, profiles, optimization_level, tf32):
+    """Serialize a validated network, its optimization profiles, the builder_optimization_level and whether float32
+    matrix products and convolutions may use TF32 (BuilderFlag.TF32) into plan bytes."""
     tensors, layers = {}, []
     for index, layer in enumerate(dependency_order(network._layers)):
         attributes, weights = {}, {}
@@ -68,7 +69,7 @@ def serialize(network, profiles, optimization_level):
     io += [{"name": t.name, "mode": "OUTPUT", "dtype": t.dtype.name, "shape": list(t.shape),
             "location": t.location.name} for t in network._outputs]
     plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers,
-            "optimization_level": optimization_level}
+            "optimization_level": optimization_level, "tf32": tf32}
     return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
 
 

@@ -7,6 +7,8 @@ from ..enums import ActivationType, LayerType
 from ..network import ILayer, check, network_method
 
 _FLOAT = (torch.float32, torch.float16, torch.bfloat16)
+# NvInfer.h (IActivationLayer): "Int32 and Int64 are valid only for kRELU"; int8 is a quantized type (Q/DQ only).
+_INTEGER_RELU = (torch.int32, torch.int64)
 
 _ACTIVATIONS = {
     ActivationType.RELU: lambda x, a, b: torch.relu(x),
@@ -34,7 +36,9 @@ class IActivationLayer(ILayer):
     type = property(lambda self: self._activation, lambda self, value: self.__setattr__("_activation", value))
 
     def _check(self, inputs):
-        check(inputs[0].dtype in _FLOAT + (torch.int8,), f"activation needs a float input, got {inputs[0].dtype}")
+        accepted = _FLOAT + _INTEGER_RELU if self._activation == ActivationType.RELU else _FLOAT
+        check(inputs[0].dtype in accepted, f"activation {self._activation.name} needs a float input"
+              f"{' (or INT32/INT64)' if self._activation == ActivationType.RELU else ''}, got {inputs[0].dtype}")
 
     def _compute(self, inputs, weights):
         return _ACTIVATIONS[self._activation](inputs[0], self.alpha, self.beta)

@@ -15,6 +15,8 @@ class IConstantLayer(ILayer):
     def _check(self, inputs):
         check(self.weights.dtype not in (DataType.BOOL, DataType.UINT8),
               "constant weights cannot be BOOL or UINT8; make INT32 weights and add a cast")
+        check(volume(self.shape) > 0, f"constant shape {tuple(self.shape)} has zero volume, which add_constant "
+              "refuses; slice a one-element constant empty instead")
         check(self.weights.size == volume(self.shape),
               f"constant weights hold {self.weights.size} values but shape {tuple(self.shape)} needs "
               f"{volume(self.shape)}")

@@ -25,7 +25,8 @@ def check_broadcast(kind, shapes):
 
 
 # UINT8 only enters and leaves networks through casts; FP8 computes only through Q/DQ layers.
-_TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int32, torch.int64, torch.bool)
+# int8 is a quantized type in TensorRT: arithmetic on it needs Q/DQ layers, so it is refused like uint8.
+_TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool)
 
 
 class IElementWiseLayer(ILayer):

@@ -2,9 +2,10 @@
 
 import math
 
+import torch
 
 from ..enums import LayerType
-from ..network import ILayer, check, network_method
+from ..network import UINT8_ONLY_CAST, ILayer, check, network_method
 from ..types import Dims, Permutation
 
 
@@ -41,6 +42,9 @@ class IShuffleLayer(ILayer):
         elif key == "reshape_dims":
             value = Dims(value)
         super().__setattr__(key, value)
+
+    def _check(self, inputs):
+        check(inputs[0].dtype != torch.uint8, UINT8_ONLY_CAST)
 
     def _compute(self, inputs, weights):
         tensor = _permute(inputs[0], self.first_transpose)

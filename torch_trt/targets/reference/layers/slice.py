@@ -7,7 +7,7 @@ be a tensor (input 4).
 import torch
 
 from ..enums import LayerType, SampleMode
-from ..network import ILayer, check, check_deferred, network_method
+from ..network import UINT8_ONLY_CAST, ILayer, check, check_deferred, network_method
 from ..types import to_dims
 
 _PARAMETERS = ("start", "shape", "stride")
@@ -57,6 +57,7 @@ class ISliceLayer(ILayer):
         super().__setattr__(key, value)
 
     def _check(self, inputs):
+        check(inputs[0].dtype != torch.uint8, UINT8_ONLY_CAST)
         start, shape, stride = (tuple(getattr(self, name)) for name in _PARAMETERS)
         check(len(start) == len(shape) == len(stride), f"slice start {start}, shape {shape} and stride {stride} "
               "must have the same length")

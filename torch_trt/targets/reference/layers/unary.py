@@ -14,9 +14,11 @@ _OPS = {
     Op.NOT: torch.logical_not, Op.SIGN: torch.sign, Op.ROUND: torch.round, Op.ISINF: torch.isinf,
     Op.ISNAN: torch.isnan,
 }
-# Which input dtypes TensorRT accepts per operation; float-only unless listed.
-_ACCEPTS = {Op.NOT: (torch.bool,), Op.ABS: _FLOAT + (torch.int8, torch.int32, torch.int64),
-            Op.NEG: _FLOAT + (torch.int8, torch.int32, torch.int64), Op.SIGN: _FLOAT + (torch.int8, torch.int32, torch.int64)}
+# Which input dtypes TensorRT accepts per operation; float-only unless listed (NEG, FLOOR, CEIL, ROUND included:
+# NvInfer.h IUnaryLayer; negate an integer as 0 - x, and integer rounding is the identity). int8 is a quantized
+# type, usable only between Q/DQ layers.
+_ACCEPTS = {Op.NOT: (torch.bool,), Op.ABS: _FLOAT + (torch.int32, torch.int64),
+            Op.SIGN: _FLOAT + (torch.int32, torch.int64)}
 
 
 class IUnaryLayer(ILayer):

@@ -1,0 +1,205 @@
+"""The engine runner with TensorRT's runtime rules: threads, non-null output addresses, per-call errors, engine
+lifetime tied to the modules holding it, device guards and streams (the CUDA ones skip without CUDA)."""
+
+import gc
+import io
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import torch_trt
+import torch_trt.targets.reference as trt
+from torch_trt.conversion.context import TargetLogger
+from torch_trt.errors import EngineIOError
+from torch_trt.runtime import engine_manager
+from torch_trt.runtime.engine_manager import EngineRunner
+
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+class Model(torch.nn.Module):
+    def __init__(self, scale=2.0):
+        super().__init__()
+        self.scale = scale  # a different scale gives a different engine
+
+    def forward(self, x):
+        return torch.relu(x * self.scale + 1).sum(1)
+
+
+def _compile(device="cpu", scale=2.0):
+    spec = torch_trt.Input(min_shape=(1, 16), opt_shape=(4, 16), max_shape=(16, 16))
+    return torch_trt.compile(Model(scale).eval(), inputs=[spec], target="reference", device=device,
+                             min_block_size=1, require_full_compilation=True)
+
+
+def _engine_bytes(define, shape, device="cpu"):
+    """Engine bytes of a reference network with one float input `input_0` of `shape`; define(net, x) -> output."""
+    builder = trt.Builder(TargetLogger(trt))
+    network = builder.create_network(0)
+    x = network.add_input("input_0", trt.float32, shape)
+    output = define(network, x)
+    output.name = "output_0"
+    network.mark_output(output)
+    if torch.device(device).type == "cpu":
+        for tensor in (x, output):
+            tensor.location = trt.TensorLocation.HOST
+    return bytes(builder.build_serialized_network(network, builder.create_builder_config()))
+
+
+def test_eight_threads_call_one_module_with_different_batch_sizes():
+    """One context serves every thread, so the runner's lock keeps shapes and addresses of concurrent calls apart."""
+    compiled = _compile()
+    inputs = [torch.randn(batch, 16) for batch in (1, 2, 3, 5, 7, 8, 13, 16)]
+    results, errors = {}, []
+    start = threading.Barrier(len(inputs))
+
+    def work(index):
+        try:
+            start.wait()
+            with torch.no_grad():
+                results[index] = [compiled(inputs[index]) for _ in range(20)]
+        except Exception as error:  # noqa: BLE001  (reported by the assert below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    for index, x in enumerate(inputs):
+        for got in results[index]:
+            torch.testing.assert_close(got, Model()(x))
+
+
+class _AddressSpy:
+    """Wraps an execution context, keeping the address bound to each tensor name."""
+
+    def __init__(self, context):
+        self._context, self.addresses = context, {}
+
+    def set_tensor_address(self, name, memory):
+        self.addresses[name] = memory
+        return self._context.set_tensor_address(name, memory)
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
+
+
+def test_an_empty_output_gets_a_non_null_address():
+    """TensorRT refuses a null output address, which is what data_ptr() of an empty tensor is."""
+    data = _engine_bytes(lambda n, x: n.add_slice(x, (0, 0), (2, 0), (1, 1)).get_output(0), (2, 3))
+    runner = EngineRunner(data, "reference", torch.device("cpu"))
+    runner.context = _AddressSpy(runner.context)
+    (output,) = runner([torch.randn(2, 3)])
+    assert output.shape == (2, 0)
+    assert runner.context.addresses["output_0"] != 0
+
+
+class _FailingContext(_AddressSpy):
+    """An execution context whose every execution fails, logging `failure <n>` as TensorRT logs its errors."""
+
+    def __init__(self, context, logger):
+        super().__init__(context)
+        self.logger, self.calls = logger, 0
+
+    def execute_async_v3(self, stream_handle):
+        self.calls += 1
+        self.logger.log(trt.ILogger.ERROR, f"failure {self.calls}")
+        return False
+
+
+def test_each_failed_call_reports_only_its_own_errors():
+    data = _engine_bytes(lambda n, x: n.add_identity(x).get_output(0), (2, 3))
+    runner = EngineRunner(data, "reference", torch.device("cpu"))
+    runner.context = _FailingContext(runner.context, runner.logger)
+    for expected in ("failure 1", "failure 2"):
+        with pytest.raises(EngineIOError) as raised:
+            runner([torch.randn(2, 3)])
+        assert str(raised.value) == f"engine execution failed: {expected}"
+
+
+def test_dropping_a_loaded_module_frees_its_engine():
+    """A module loaded with torch.jit.load owns its graph: once it is gone, so are its engine and context."""
+    buffer = io.BytesIO()
+    torch.jit.save(_compile(scale=3.0), buffer)
+    before = set(engine_manager._RUNNERS)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    with torch.no_grad():
+        loaded(torch.randn(3, 16))
+    added = set(engine_manager._RUNNERS) - before
+    assert len(added) == 1
+    del loaded
+    gc.collect()
+    assert not added & set(engine_manager._RUNNERS)
+
+
+def test_two_modules_share_one_runner_until_both_are_gone():
+    buffer = io.BytesIO()
+    torch.jit.save(_compile(scale=5.0), buffer)
+    before = {key: len(runner.owners) for key, runner in engine_manager._RUNNERS.items()}
+    loaded = []
+    for _ in range(2):
+        buffer.seek(0)
+        loaded.append(torch.jit.load(buffer))
+        with torch.no_grad():
+            loaded[-1](torch.randn(3, 16))
+    (key,) = [k for k, r in engine_manager._RUNNERS.items() if len(r.owners) == before.get(k, 0) + 2]
+    loaded.pop()
+    gc.collect()
+    assert key in engine_manager._RUNNERS
+    loaded.pop()
+    gc.collect()
+    assert key not in engine_manager._RUNNERS
+
+
+def test_runners_are_keyed_by_device():
+    compiled = _compile()
+    with torch.no_grad():
+        compiled(torch.randn(2, 16))
+    assert all(isinstance(key, tuple) and isinstance(key[1], torch.device) for key in engine_manager._RUNNERS)
+
+
+@CUDA
+def test_engine_runs_on_its_device_whatever_the_current_device():
+    """Compiled on cuda:0, called while another device (or a second context on one GPU) is current."""
+    compiled = _compile("cuda:0")
+    x = torch.randn(4, 16, device="cuda:0")
+    other = 1 if torch.cuda.device_count() > 1 else 0
+    with torch.cuda.device(other), torch.no_grad():
+        torch.testing.assert_close(compiled(x), Model()(x))
+
+
+class _StreamSpy(_AddressSpy):
+    """Keeps the stream handle of each execution."""
+
+    def __init__(self, context):
+        super().__init__(context)
+        self.streams = []
+
+    def execute_async_v3(self, stream_handle):
+        self.streams.append(stream_handle)
+        return self._context.execute_async_v3(stream_handle)
+
+
+@CUDA
+def test_default_stream_calls_enqueue_on_a_side_stream():
+    """TensorRT adds device synchronizations on the legacy default stream: the runner never enqueues there."""
+    data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
+    runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
+    runner.run = runner.execute  # uncaptured, so each call enqueues
+    runner.context = _StreamSpy(runner.context)
+    streams = runner.context.streams
+    x = torch.randn(2, 3, device="cuda")
+    with torch.cuda.stream(torch.cuda.default_stream()):
+        (on_default,) = runner([x])
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        (on_side,) = runner([x])
+    torch.cuda.synchronize()
+    assert streams[0] not in (0, torch.cuda.default_stream().cuda_stream) and streams[1] == side.cuda_stream
+    torch.testing.assert_close(on_default, torch.relu(x))
+    torch.testing.assert_close(on_side, torch.relu(x))

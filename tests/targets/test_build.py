@@ -1,0 +1,130 @@
+"""conversion/build.py on both targets: TF32 follows PyTorch, build errors name what the network logged, and on
+the tensorrt target (a stand-in module generated from the bindings manifest) the timing cache is used and kept,
+the progress monitor is installed only when INFO is shown, and IO is never placed on the host."""
+
+import contextlib
+import logging
+import types
+
+import pytest
+import torch
+
+import torch_trt
+import torch_trt.targets.reference as reference
+from conformance.fake_tensorrt import fake_tensorrt
+from conformance.manifest import Manifest
+from conformance.recorder import Recorder, recording, report, violations
+from torch_trt._settings import CompileSettings
+from torch_trt.conversion import build
+from torch_trt.conversion.context import ConversionCtx, TargetLogger
+from torch_trt.errors import EngineBuildError
+
+MANIFEST = Manifest()
+
+
+@pytest.fixture
+def allow_tf32():
+    """Set torch.backends.cuda.matmul.allow_tf32 for one test: fixture(value)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+
+    def set_(value):
+        torch.backends.cuda.matmul.allow_tf32 = value
+
+    yield set_
+    torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def _compile_relu():
+    x = torch.randn(2, 3)
+    return torch_trt.compile(torch.nn.ReLU().eval(), inputs=[x], target="reference", min_block_size=1,
+                             require_full_compilation=True)
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_tf32_follows_pytorch(allow_tf32, allowed):
+    """TensorRT enables TF32 by default; with PyTorch's matmul TF32 off, fp32 engines must not use it either."""
+    allow_tf32(allowed)
+    with recording() as recorder:
+        _compile_relu()
+    cleared = ("call", "IBuilderConfig", "clear_flag", 1, ()) in recorder.records
+    assert cleared == (not allowed), sorted(k for k in recorder.records if k[1] == "IBuilderConfig")
+    assert (("enum", "BuilderFlag", "TF32") in recorder.records) == (not allowed)
+
+
+def test_reference_config_has_tf32_on_by_default_as_tensorrt():
+    config = reference.Builder(TargetLogger(reference)).create_builder_config()
+    assert config.get_flag(reference.BuilderFlag.TF32)
+    config.clear_flag(reference.BuilderFlag.TF32)
+    assert not config.get_flag(reference.BuilderFlag.TF32)
+
+
+def test_build_error_names_what_the_network_logged_before_the_build():
+    """TensorRT logs a setter's misuse when it happens and later fails the build generically: report both."""
+    builder = reference.Builder(TargetLogger(reference))
+    ctx = ConversionCtx(reference, builder, CompileSettings(target="reference"))
+    ctx.network.add_input("input_0", reference.float32, (2,))
+    ctx.logger.log(reference.ILogger.ERROR, "ISliceLayer::setAxes: axes repeat an axis")  # as a setter logs it
+    with pytest.raises(EngineBuildError, match="setAxes: axes repeat an axis.*no outputs"):
+        build.build_engine(ctx, builder, [torch_trt.Input((2,))], torch.device("cpu"))
+
+
+def _fake_ctx(trt):
+    """What build_engine reads from a ConversionCtx, over a stand-in tensorrt module."""
+    builder = trt.Builder(TargetLogger(trt))
+    network = builder.create_network(0)
+    ctx = types.SimpleNamespace(trt=trt, network=network, settings=CompileSettings(target="tensorrt"),
+                                network_errors=lambda: [])
+    return ctx, builder
+
+
+@pytest.fixture
+def tensorrt_build(monkeypatch, tmp_path):
+    """build_engine on the stand-in tensorrt module, on a pretend cuda:0; returns (recorder, cache dir)."""
+    fake = fake_tensorrt(MANIFEST)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(build, "device_guard", lambda device: contextlib.nullcontext())
+    recorder = Recorder()
+    trt = recorder.module(fake)
+
+    def run():
+        ctx, builder = _fake_ctx(trt)
+        build.build_engine(ctx, builder, [torch_trt.Input((2, 3))], torch.device("cuda", 0))
+        return recorder
+
+    return run, tmp_path
+
+
+def test_tensorrt_build_uses_and_keeps_the_timing_cache(tensorrt_build):
+    run, cache_dir = tensorrt_build
+    recorder = run()
+    calls = {(k[1], k[2]) for k in recorder.records if k[0] == "call"}
+    assert {("IBuilderConfig", "create_timing_cache"), ("IBuilderConfig", "set_timing_cache"),
+            ("IBuilderConfig", "get_timing_cache"), ("ITimingCache", "serialize")} <= calls
+    saved = list((cache_dir / "torch_trt").iterdir())
+    assert [p.name for p in saved] == [f"timing-trt{MANIFEST.version}-NVIDIA_H100_80GB_HBM3.cache"]
+    assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)
+
+
+def test_tensorrt_build_never_places_io_on_the_host(tensorrt_build):
+    """TensorRT >= 10 refuses host IO at build ("location must always be kDEVICE")."""
+    run, _ = tensorrt_build
+    recorder = run()
+    assert not [k for k in recorder.records if k[:3] == ("set", "ITensor", "location")]
+    assert ("enum", "TensorLocation", "HOST") not in recorder.records
+
+
+@pytest.mark.parametrize("level, installed", [(logging.WARNING, False), (logging.INFO, True)])
+def test_progress_monitor_only_when_info_is_shown(tensorrt_build, caplog, level, installed):
+    """Every IProgressMonitor callback takes the GIL during the build: install it only when its logs are seen."""
+    run, _ = tensorrt_build
+    with caplog.at_level(level, logger="torch_trt"):
+        recorder = run()
+    assert (("set", "IBuilderConfig", "progress_monitor") in recorder.records) == installed
+
+
+def test_tensorrt_target_refuses_a_cpu_build():
+    trt = Recorder().module(fake_tensorrt(MANIFEST))
+    ctx, builder = _fake_ctx(trt)
+    with pytest.raises(torch_trt.errors.TorchTRTError, match="CUDA devices only, not on cpu"):
+        build.build_engine(ctx, builder, [torch_trt.Input((2, 3))], torch.device("cpu"))
