@@ -27,12 +27,12 @@ def test_full_compilation_names_unsupported_node_and_schema():
         torch_trt.compile(Unconvertible(), inputs=[torch.randn(3)], target="reference", require_full_compilation=True)
 
 
-class UnevenPool(torch.nn.Module):
+class CeilModePool(torch.nn.Module):
     def forward(self, x):
-        return torch.nn.functional.adaptive_avg_pool1d(x, 3) * 2
+        return torch.nn.functional.max_pool2d(x, (1, 3), 2, ceil_mode=True) * 2
 
 
 def test_converter_failure_names_the_node():
-    with pytest.raises(ConversionError, match=r"while converting aten::adaptive_avg_pool1d .*divide"):
-        torch_trt.compile(UnevenPool(), inputs=[torch.randn(1, 2, 7)], target="reference",
+    with pytest.raises(ConversionError, match=r"while converting aten::max_pool2d .*both drops and adds windows"):
+        torch_trt.compile(CeilModePool(), inputs=[torch.randn(1, 2, 6, 6)], target="reference",
                           require_full_compilation=True)

@@ -17,9 +17,9 @@ class Elu(torch.nn.Module):
         return torch.ops.aten.elu(torch.relu(x) * 2, 1.0, 2.0, 1.0) + 1
 
 
-class UnevenAdaptivePool(torch.nn.Module):
-    def forward(self, x):
-        return torch.relu(F.adaptive_avg_pool2d(x * 2, (3, 3)))
+class CeilModePool(torch.nn.Module):
+    def forward(self, x):  # TensorRT's ceil-mode windows here would both drop and add input positions
+        return torch.relu(F.max_pool2d(x * 2, (1, 3), 2, ceil_mode=True))
 
 
 class ZeroDimSoftmax(torch.nn.Module):
@@ -34,8 +34,7 @@ class RuntimeWeight(torch.nn.Module):
 
 CASES = [  # model, inputs, the refused op, the reason's code, the error full compilation raises
     (Elu(), [torch.randn(3, 4)], "aten::elu", Code.UNSUPPORTED_ARGUMENTS, UnsupportedOperatorError),
-    (UnevenAdaptivePool(), [torch.randn(1, 2, 7, 7)], "aten::adaptive_avg_pool2d", Code.CONVERTER_REFUSED,
-     ConversionError),
+    (CeilModePool(), [torch.randn(1, 2, 6, 6)], "aten::max_pool2d", Code.CONVERTER_REFUSED, ConversionError),
     (ZeroDimSoftmax(), [torch.randn(3, 4)], "aten::softmax", Code.CONVERTER_REFUSED, ConversionError),
     (RuntimeWeight(), [torch.randn(1, 2, 5, 5), torch.randn(4, 2, 3, 3)], "aten::_convolution",
      Code.CONVERTER_REFUSED, ConversionError),
