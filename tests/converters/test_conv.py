@@ -41,6 +41,15 @@ CASES = [  # id, module, input shape, dtype
     ("conv_transpose1d_output_padding", nn.ConvTranspose1d(3, 2, 3, stride=2, output_padding=1), (2, 3, 7), F32),
     ("conv_transpose3d_output_padding", nn.ConvTranspose3d(2, 2, 3, stride=2, padding=1, output_padding=(1, 0, 1)),
      (1, 2, 3, 4, 3), F32),
+    ("conv_transpose1d", nn.ConvTranspose1d(3, 4, 3), (2, 3, 6), F32),
+    ("conv_transpose1d_groups_dilation", nn.ConvTranspose1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2),
+     (1, 4, 7), F32),
+    ("conv_transpose1d_fp16", nn.ConvTranspose1d(3, 2, 3, stride=2, padding=1, output_padding=1).half(), (2, 3, 5),
+     F16),
+    ("conv_transpose3d_groups_fp16", nn.ConvTranspose3d(4, 2, (2, 3, 3), stride=(1, 2, 2), groups=2).half(),
+     (1, 4, 3, 3, 4), F16),
+    ("conv_transpose3d_dilation_no_bias", nn.ConvTranspose3d(2, 3, 2, dilation=2, padding=1, bias=False),
+     (1, 2, 3, 4, 4), F32),
 ]
 
 
@@ -60,6 +69,8 @@ DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
      F32),
     ("conv2d_dynamic_spatial", nn.Conv2d(2, 3, 3, stride=2), ((1, 2, 5, 5), (1, 2, 8, 8), (1, 2, 12, 12), (1, 2, 11, 6)),
      F32),
+    ("conv_transpose1d_dynamic_length", nn.ConvTranspose1d(2, 3, 3, stride=2, padding=1),
+     ((1, 2, 3), (2, 2, 6), (4, 2, 9), (3, 2, 8)), F32),
     ("conv_transpose2d_dynamic_batch", nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1),
      ((1, 2, 4, 4), (2, 2, 4, 4), (5, 2, 4, 4), (4, 2, 4, 4)), F32),
 ]

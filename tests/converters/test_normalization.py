@@ -6,8 +6,8 @@ from torch import nn
 from harness import check_converter, dynamic_inputs
 
 
-F32, F16 = torch.float32, torch.float16
-BN, LN, GN = "aten::batch_norm", "aten::layer_norm", "aten::group_norm"
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+BN, LN, GN, IN = "aten::batch_norm", "aten::layer_norm", "aten::group_norm", "aten::instance_norm"
 # Tracing GroupNorm and training batch_norm warns about their batch-size checks, which freeze with the example shape.
 pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
 
@@ -19,6 +19,20 @@ def randomized(module, dtype=F32):
             if tensor.is_floating_point():
                 tensor.uniform_(0.5, 1.5)
     return module.to(dtype)
+
+
+class InstanceNorm(nn.Module):
+    """F.instance_norm with the parameters and buffers of `norm` (nn.InstanceNorm*d); its own forward branches on the
+    input's rank (a prim::If that lowering keeps when scripted)."""
+
+    def __init__(self, norm):
+        super().__init__()
+        self.norm = norm
+
+    def forward(self, x):
+        norm = self.norm
+        return F.instance_norm(x, norm.running_mean, norm.running_var, norm.weight, norm.bias,
+                               not norm.track_running_stats, 0.1, norm.eps)
 
 
 CASES = [  # id, module, converter, input shape, dtype
@@ -42,12 +56,35 @@ CASES = [  # id, module, converter, input shape, dtype
     ("group_norm_per_channel_groups", randomized(nn.GroupNorm(4, 4)), GN, (1, 4, 5), F32),
     ("group_norm_one_group_no_affine", nn.GroupNorm(1, 6, affine=False), GN, (2, 6, 2, 2, 2), F32),
     ("group_norm_fp16", randomized(nn.GroupNorm(2, 8), F16), GN, (2, 8, 4, 4), F16),
+    ("group_norm_bf16", randomized(nn.GroupNorm(4, 8), BF16), GN, (2, 8, 3, 5), BF16),
+    ("instance_norm_2d", InstanceNorm(randomized(nn.InstanceNorm2d(3, affine=True))), IN, (2, 3, 4, 5), F32),
+    ("instance_norm_2d_no_affine", InstanceNorm(nn.InstanceNorm2d(3)), IN, (2, 3, 4, 4), F32),
+    ("instance_norm_1d", InstanceNorm(randomized(nn.InstanceNorm1d(4, affine=True))), IN, (3, 4, 7), F32),
+    ("instance_norm_3d_eps", InstanceNorm(randomized(nn.InstanceNorm3d(2, eps=0.1, affine=True))), IN,
+     (1, 2, 3, 4, 3), F32),
+    ("instance_norm_running_stats",
+     InstanceNorm(randomized(nn.InstanceNorm2d(3, affine=True, track_running_stats=True))),
+     IN, (2, 3, 4, 4), F32),
+    ("instance_norm_fp16", InstanceNorm(randomized(nn.InstanceNorm2d(4, affine=True), F16)), IN, (2, 4, 5, 5), F16),
+    ("instance_norm_bf16", InstanceNorm(nn.InstanceNorm1d(3).to(BF16)), IN, (2, 3, 6), BF16),
 ]
 
 
 @pytest.mark.parametrize("name,module,converter,shape,dtype", CASES, ids=[c[0] for c in CASES])
 def test_normalization(name, module, converter, shape, dtype, device):
     check_converter(module, [torch.randn(shape, dtype=dtype) * 2 + 1], {converter}, device)
+
+
+HALF_TYPES = [  # id, module, converter, input shape, dtype
+    ("group_norm_fp16", randomized(nn.GroupNorm(2, 8), F16), GN, (2, 8, 4, 4), F16),
+    ("instance_norm_fp16", InstanceNorm(randomized(nn.InstanceNorm2d(3, affine=True), F16)), IN, (2, 3, 5, 5), F16),
+]
+
+
+@pytest.mark.parametrize("name,module,converter,shape,dtype", HALF_TYPES, ids=[c[0] for c in HALF_TYPES])
+def test_normalization_of_half_types_computes_in_float32(name, module, converter, shape, dtype, device):
+    # A variance of about 300 ** 2 overflows float16's range (65504): PyTorch computes the statistics in float32.
+    check_converter(module, [(torch.randn(shape) * 300).to(dtype)], {converter}, device)
 
 
 class TrainingBatchNorm(nn.Module):
@@ -74,6 +111,8 @@ DYNAMIC = [  # id, module, converter, (min, opt, max, run) input shape, dtype
     ("layer_norm_dynamic_rows", randomized(nn.LayerNorm(8)), LN, ((1, 1, 8), (2, 4, 8), (4, 9, 8), (3, 7, 8)), F32),
     ("group_norm_dynamic_batch", randomized(nn.GroupNorm(2, 4)), GN, ((1, 4, 3, 3), (2, 4, 3, 3), (6, 4, 3, 3),
                                                                       (4, 4, 3, 3)), F32),
+    ("instance_norm_dynamic_spatial", InstanceNorm(randomized(nn.InstanceNorm2d(2, affine=True))), IN,
+     ((1, 2, 2, 2), (2, 2, 4, 4), (4, 2, 8, 8), (3, 2, 5, 7)), F32),
 ]
 
 

@@ -10,6 +10,7 @@ F32, F16 = torch.float32, torch.float16
 MAX1, MAX2, MAX3 = "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d"
 AVG1, AVG2, AVG3 = "aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"
 ADAPT1, ADAPT2, ADAPT3 = "aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"
+AMAX1, AMAX2, AMAX3 = "aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"
 
 CASES = [  # id, function or module, converter, input shape, dtype
     ("max2d", nn.MaxPool2d(2), MAX2, (2, 3, 8, 8), F32),
@@ -52,6 +53,20 @@ CASES = [  # id, function or module, converter, input shape, dtype
     ("adaptive1d_3", lambda x: F.adaptive_avg_pool1d(x, 3), ADAPT1, (2, 3, 9), F32),
     ("adaptive3d_1", lambda x: F.adaptive_avg_pool3d(x, 1), ADAPT3, (1, 2, 3, 4, 5), F32),
     ("adaptive3d_1x2x2", lambda x: F.adaptive_avg_pool3d(x, (1, 2, 2)), ADAPT3, (1, 2, 3, 4, 6), F32),
+    ("adaptive2d_uneven_7_to_3", lambda x: F.adaptive_avg_pool2d(x, 3), ADAPT2, (1, 2, 7, 7), F32),
+    ("adaptive2d_uneven_one_dim", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), ADAPT2, (2, 3, 6, 7), F32),
+    ("adaptive2d_upsampling", lambda x: F.adaptive_avg_pool2d(x, (5, 2)), ADAPT2, (1, 2, 3, 4), F32),
+    ("adaptive2d_uneven_unbatched", lambda x: F.adaptive_avg_pool2d(x, (4, 1)), ADAPT2, (3, 7, 5), F32),
+    ("adaptive2d_uneven_fp16", lambda x: F.adaptive_avg_pool2d(x, 3), ADAPT2, (2, 4, 8, 5), F16),
+    ("adaptive1d_uneven", lambda x: F.adaptive_avg_pool1d(x, 4), ADAPT1, (2, 3, 10), F32),
+    ("adaptive3d_uneven", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 1)), ADAPT3, (1, 2, 5, 4, 3), F32),
+    ("adaptive_max2d_1x1", lambda x: F.adaptive_max_pool2d(x, 1), AMAX2, (2, 3, 5, 4), F32),
+    ("adaptive_max2d_even", lambda x: F.adaptive_max_pool2d(x, (2, 3)), AMAX2, (2, 3, 4, 6), F32),
+    ("adaptive_max2d_uneven", lambda x: F.adaptive_max_pool2d(x, 3), AMAX2, (1, 2, 7, 7), F32),
+    ("adaptive_max2d_uneven_fp16", lambda x: F.adaptive_max_pool2d(x, (3, 2)), AMAX2, (2, 3, 5, 5), F16),
+    ("adaptive_max1d", lambda x: F.adaptive_max_pool1d(x, 3), AMAX1, (2, 3, 8), F32),
+    ("adaptive_max1d_unbatched", lambda x: F.adaptive_max_pool1d(x, 2), AMAX1, (3, 8), F32),
+    ("adaptive_max3d", lambda x: F.adaptive_max_pool3d(x, (1, 2, 3)), AMAX3, (1, 2, 3, 4, 5), F32),
 ]
 
 
@@ -63,6 +78,7 @@ def test_pooling(name, function, converter, shape, dtype, device):
 FALLBACK = [  # id, function whose pooling runs in PyTorch (the converter's `supports` says no), input shape
     ("max_dilation", lambda x: F.max_pool2d(torch.relu(x), 2, dilation=2), (1, 2, 8, 8)),
     ("avg_divisor_override", lambda x: F.avg_pool2d(torch.relu(x), 2, divisor_override=3), (1, 2, 8, 8)),
+    ("adaptive_max_indices", lambda x: F.adaptive_max_pool2d(torch.relu(x), 2, return_indices=True), (1, 2, 8, 8)),
 ]
 
 
@@ -73,7 +89,6 @@ def test_pooling_falls_back(name, function, shape, device):
 
 
 REFUSED = [  # id, function, input shape, message
-    ("adaptive_uneven", lambda x: F.adaptive_avg_pool2d(x, 3), (1, 2, 7, 7), "only output sizes that divide"),
     ("ceil_drops_and_adds", lambda x: F.max_pool2d(x, (1, 3), 2, ceil_mode=True), (1, 2, 6, 6),
      "both drops and adds windows"),
 ]
@@ -91,7 +106,17 @@ DYNAMIC = [  # id, function or module, converter, (min, opt, max, run) input sha
      F32),
     ("adaptive2d_1x1_dynamic_batch", lambda x: F.adaptive_avg_pool2d(x, 1), ADAPT2,
      ((1, 3, 5, 5), (2, 3, 5, 5), (8, 3, 5, 5), (7, 3, 5, 5)), F32),
+    ("adaptive2d_uneven_dynamic_batch", lambda x: F.adaptive_avg_pool2d(x, 3), ADAPT2,
+     ((1, 2, 7, 7), (2, 2, 7, 7), (4, 2, 7, 7), (3, 2, 7, 7)), F32),
+    ("adaptive_max2d_1x1_dynamic_spatial", lambda x: F.adaptive_max_pool2d(x, 1), AMAX2,
+     ((1, 2, 2, 2), (1, 2, 5, 5), (2, 2, 9, 9), (2, 2, 3, 8)), F32),
 ]
+
+
+def test_adaptive_pooling_of_dynamic_spatial_dims_refused(device):
+    specs, inputs = dynamic_inputs([((1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 8, 8), (1, 2, 7, 7))], F32)
+    with pytest.raises(ConversionError, match="windows other than the whole input need static spatial sizes"):
+        check_converter(lambda x: F.adaptive_avg_pool2d(x, 3), inputs, set(), device, specs=specs)
 
 
 @pytest.mark.parametrize("name,function,converter,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

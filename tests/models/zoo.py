@@ -64,9 +64,9 @@ ZOO = {  # name: () -> (model, example inputs)
     "gpt_neo": lambda: (MainOutput(hf.GPTNeoModel(hf.GPTNeoConfig(
         vocab_size=99, hidden_size=32, num_layers=2, num_heads=2, attention_types=[[["global", "local"], 1]],
         window_size=4, max_position_embeddings=64))), [_tokens(99)]),
-    # tf_padding=False: TensorFlow's "same" padding is an aten::pad before each convolution, which has no converter
+    # tf_padding (the default): TensorFlow's "same" padding is an aten::pad before each convolution
     "mobilenet_v2": lambda: (VisionOnly(hf.MobileNetV2Model(hf.MobileNetV2Config(
-        image_size=32, depth_multiplier=0.25, tf_padding=False))), [_pixels(3, 32)]),
+        image_size=32, depth_multiplier=0.25))), [_pixels(3, 32)]),
     "resnet": lambda: (VisionOnly(hf.ResNetModel(hf.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16],
                                                                  depths=[1, 1]))), [_pixels(3, 32)]),
 }

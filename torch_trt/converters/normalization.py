@@ -1,14 +1,15 @@
-"""Normalization converters: batch_norm (inference) as a per-channel scale layer; layer_norm and group_norm as
-one normalization layer.
+"""Normalization converters: batch_norm (inference) as a per-channel scale layer; layer_norm, group_norm and
+instance_norm as one normalization layer.
 
 Scale and bias follow the input's dtype (networks are strongly typed); batch_norm folds its statistics
-into scale and shift in float64 before the cast.
+into scale and shift in float64 before the cast. group_norm and instance_norm of half types normalize in
+float32 between casts, as PyTorch computes their statistics.
 """
 
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import axes_mask, cast, constant_weights, dtype_of, host_weights, reshape
+from ._helpers import axes_mask, cast, constant_weights, dtype_of, elementwise, host_weights, reshape
 
 
 def _affine(ctx, arg, fill, shape, dtype, rank):
@@ -25,10 +26,8 @@ def _inference(node, settings):
     return node.namedInput("training").toIValue() is False
 
 
-@converter("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-           "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", supports=_inference)
-def batch_norm(ctx, node, args):
-    """Inference batch norm (see _inference): x * scale + shift per channel (dim 1), statistics folded here."""
+def _running_stats(ctx, node, args):
+    """x * scale + shift per channel (dim 1), with scale and shift folded from the running statistics."""
     x = args["input"].itensor()
     dtype, rank = dtype_of(ctx, x), len(x.shape)
     mean, var = (constant_weights(args[name]).double() for name in ("running_mean", "running_var"))
@@ -40,6 +39,13 @@ def batch_norm(ctx, node, args):
                                  host_weights(ctx, scale, dtype), None, 1)
     y = layer.get_output(0)
     return ctx.set_output(node, [y if rank >= 4 else reshape(ctx, y, (0,) * rank)])
+
+
+@converter("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+           "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", supports=_inference)
+def batch_norm(ctx, node, args):
+    """Inference batch norm (see _inference)."""
+    return _running_stats(ctx, node, args)
 
 
 @converter("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
@@ -55,16 +61,42 @@ def layer_norm(ctx, node, args):
     return ctx.set_output(node, layer)
 
 
+def _normalize(ctx, node, args, axes, groups=1):
+    """Normalize [N, C, *] over `axes` (per group of channels with groups > 1), then apply the per-channel weight and
+    bias; in float32 for every float input."""
+    x = cast(ctx, args["input"].itensor(), torch.float32)
+    rank = len(x.shape)
+    channels = [x.shape[1]] + [1] * (rank - 2)
+    scale = _affine(ctx, args["weight"], 1.0, channels, torch.float32, rank)
+    bias = _affine(ctx, args["bias"], 0.0, channels, torch.float32, rank)
+    if groups == 1:
+        layer = ctx.net.add_normalization(x, scale, bias, axes_mask(axes, rank))
+    else:  # the layer's GroupNorm scale and bias are per group (add_normalization_v2 is TensorRT 10.14+): apply after
+        per_group = [1, groups] + [1] * (rank - 2)
+        layer = ctx.net.add_normalization(x, ctx.constant(torch.ones(per_group)), ctx.constant(torch.zeros(per_group)),
+                                          axes_mask(axes, rank))
+        layer.num_groups = groups
+    layer.epsilon = args["eps"].to_float()
+    y = layer.get_output(0)
+    if groups > 1:
+        operations = ctx.trt.ElementWiseOperation
+        y = elementwise(ctx, elementwise(ctx, y, scale, operations.PROD), bias, operations.SUM)
+    return ctx.set_output(node, [cast(ctx, y, dtype_of(ctx, args["input"].itensor()))])
+
+
 @converter("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
            "float eps=1e-05, bool cudnn_enabled=True) -> Tensor")
 def group_norm(ctx, node, args):
-    """GroupNorm of [N, C, *] (rank >= 3); v2 of the layer takes PyTorch's per-channel scale and bias."""
-    x = args["input"].itensor()
-    dtype, rank = dtype_of(ctx, x), len(x.shape)
-    shape = [x.shape[1]] + [1] * (rank - 2)
-    scale = _affine(ctx, args["weight"], 1.0, shape, dtype, rank)
-    bias = _affine(ctx, args["bias"], 0.0, shape, dtype, rank)
-    groups = args["num_groups"].to_int()  # one group normalizes over C too: TensorRT's num_groups 1 is per channel
-    layer = ctx.net.add_normalization_v2(x, scale, bias, axes_mask(range(1 if groups == 1 else 2, rank), rank))
-    layer.epsilon, layer.num_groups = args["eps"].to_float(), groups
-    return ctx.set_output(node, layer)
+    """GroupNorm of [N, C, *] (rank >= 3)."""
+    groups, rank = args["num_groups"].to_int(), len(args["input"].itensor().shape)
+    # One group normalizes over C too: TensorRT's num_groups 1 is per channel.
+    return _normalize(ctx, node, args, range(1 if groups == 1 else 2, rank), groups)
+
+
+@converter("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+           "Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor")
+def instance_norm(ctx, node, args):
+    """InstanceNorm of [N, C, *]: over the spatial dims per sample and channel, or by the running statistics."""
+    if not args["use_input_stats"].to_bool():
+        return _running_stats(ctx, node, args)
+    return _normalize(ctx, node, args, range(2, len(args["input"].itensor().shape)))

@@ -1,4 +1,5 @@
-"""Pooling converters: max/avg_pool{1,2,3}d and adaptive_avg_pool{1,2,3}d as one pooling (or reduce) layer.
+"""Pooling converters: max/avg_pool{1,2,3}d and adaptive_{avg,max}_pool{1,2,3}d as one pooling (or reduce) layer,
+or for adaptive windows of several sizes, one reduction per window.
 
 The digit in the op's name is its number of spatial dims; 1-D and unbatched inputs go through
 `spatial_view`. ceil_mode maps onto EXPLICIT_ROUND_UP, except that PyTorch drops a last window
@@ -88,21 +89,64 @@ def avg_pool(ctx, node, args):
                  average_count_excludes_padding=not args["count_include_pad"].to_bool())
 
 
+def _bins(size, out):
+    """PyTorch's adaptive pooling windows along one dim: [floor(i * size / out), ceil((i + 1) * size / out))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _binned(ctx, x, dim, out, operation):
+    """`x` reduced by `operation` over each of the `out` adaptive windows of `dim`, concatenated along `dim`."""
+    pieces = []
+    for start, end in _bins(x.shape[dim], out):
+        window = ctx.net.add_slice(x, [start], [end - start], [1])
+        window.axes = [dim]
+        pieces.append(ctx.net.add_reduce(window.get_output(0), operation, 1 << dim, True).get_output(0))
+    if len(pieces) == 1:
+        return pieces[0]
+    layer = ctx.net.add_concatenation(pieces)
+    layer.axis = dim
+    return layer.get_output(0)
+
+
+def _adaptive(ctx, node, args, kind, operation):
+    """Adaptive pooling: one pooling layer when every output size divides its input size (windows of one size),
+    else per spatial dim one reduction per window (both pools are separable); all 1s is a reduction."""
+    x, n = args["self"].itensor(), int(node.kind()[-2])
+    rank, out = len(x.shape), expand(args["output_size"].to_int_list(), n)
+    sizes, dims = list(x.shape[rank - n:]), range(rank - n, rank)
+    if all(o == 1 for o in out):
+        return ctx.net.add_reduce(x, operation, axes_mask(dims, rank), True).get_output(0)
+    if any(i < 0 or o < 1 for i, o in zip(sizes, out)):
+        raise ValueError(f"adaptive pooling from {tuple(sizes)} to {tuple(out)} is not supported: windows other than "
+                         "the whole input need static spatial sizes")
+    if any(i % o for i, o in zip(sizes, out)):
+        for dim, o in zip(dims, out):
+            x = x if x.shape[dim] == o else _binned(ctx, x, dim, o, operation)
+        return x
+    window = [i // o for i, o in zip(sizes, out)] + [1] * (n == 1)
+    layer = ctx.net.add_pooling_nd(spatial_view(ctx, x, n), kind, window)
+    layer.stride_nd = window
+    return unview(ctx, layer.get_output(0), rank, n)
+
+
 @converter("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor")
 @converter("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
 @converter("aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor")
 def adaptive_avg_pool(ctx, node, args):
-    """Adaptive average pooling to all 1s (a mean over the spatial dims) or to sizes that divide the input's."""
-    x, n = args["self"].itensor(), int(node.kind()[-2])
-    rank, out = len(x.shape), expand(args["output_size"].to_int_list(), n)
-    sizes = list(x.shape[rank - n:])
-    if all(o == 1 for o in out):
-        mask = axes_mask(range(rank - n, rank), rank)
-        return ctx.set_output(node, ctx.net.add_reduce(x, ctx.trt.ReduceOperation.AVG, mask, True))
-    if any(i < 0 or o < 1 or i % o for i, o in zip(sizes, out)):
-        raise ValueError(f"adaptive_avg_pool from {tuple(sizes)} to {tuple(out)} is not supported: only output sizes "
-                         "that divide static input sizes give windows of one size")
-    window = [i // o for i, o in zip(sizes, out)] + [1] * (n == 1)
-    layer = ctx.net.add_pooling_nd(spatial_view(ctx, x, n), ctx.trt.PoolingType.AVERAGE, window)
-    layer.stride_nd = window
-    return ctx.set_output(node, [unview(ctx, layer.get_output(0), rank, n)])
+    """Adaptive average pooling."""
+    return ctx.set_output(node, [_adaptive(ctx, node, args, ctx.trt.PoolingType.AVERAGE, ctx.trt.ReduceOperation.AVG)])
+
+
+def _indices_unused(node, settings):
+    """TensorRT's pooling gives no argmax indices: adaptive max pools whose indices are used run in PyTorch."""
+    return not node.outputsAt(1).uses()
+
+
+@converter("aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)", supports=_indices_unused)
+@converter("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", supports=_indices_unused)
+@converter("aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)", supports=_indices_unused)
+def adaptive_max_pool(ctx, node, args):
+    """Adaptive max pooling; the indices have no uses (see _indices_unused): they alias the values, as every output
+    needs a tensor."""
+    values = _adaptive(ctx, node, args, ctx.trt.PoolingType.MAX, ctx.trt.ReduceOperation.MAX)
+    return ctx.set_output(node, [values, values])[0]

@@ -1,0 +1,81 @@
+"""Padding converters: constant_pad_nd, pad (constant, reflect, replicate, circular), reflection_pad{1,2,3}d and
+replication_pad{1,2,3}d as one slice layer reading past the input's edges.
+
+A slice starting at -before and `before + size + after` long over each padded dim reads out of range exactly
+where PyTorch pads; the SampleMode says what such reads give (FILL: the fill value, REFLECT, CLAMP: the edge,
+WRAP: the other end). Negative padding crops. The slice's shape is static, so the padded dims must be too,
+except for zero padding of the last 2 dims, which the padding layer does on any shape.
+"""
+
+import torch
+
+from ..conversion.registry import converter
+from ._helpers import dtype_of
+
+_SAMPLE_MODES = {"constant": "FILL", "reflect": "REFLECT", "replicate": "CLAMP", "circular": "WRAP"}
+
+
+def _pairs(pad, rank):
+    """{dim: (before, after)} for the dims PyTorch's pad list (last dim first) changes."""
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise ValueError(f"pad {pad} must hold (before, after) pairs for at most the {rank} dims of the input")
+    pairs = {rank - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
+    return {dim: pair for dim, pair in pairs.items() if pair != (0, 0)}
+
+
+def _zero_padding(ctx, x, pairs):
+    """Zero padding of (some of) the last 2 dims with the padding layer."""
+    rank = len(x.shape)
+    before, after = zip(*(pairs.get(dim, (0, 0)) for dim in (rank - 2, rank - 1)))
+    return ctx.net.add_padding_nd(x, before, after).get_output(0)
+
+
+def _pad(ctx, x, pad, mode, value=0.0):
+    """`x` padded by PyTorch's `pad` list in `mode` (constant padding fills with `value`)."""
+    rank = len(x.shape)
+    if mode not in _SAMPLE_MODES:
+        raise ValueError(f"padding mode {mode!r} is not one of {sorted(_SAMPLE_MODES)}")
+    pairs = _pairs(pad, rank) or {rank - 1: (0, 0)}  # padding by nothing is a slice of everything
+    if any(x.shape[dim] < 0 for dim in pairs):
+        if mode == "constant" and value == 0 and rank >= 2 and min(pairs) >= rank - 2:
+            return _zero_padding(ctx, x, pairs)
+        raise ValueError(f"{mode} padding of dynamic dims {[d for d in pairs if x.shape[d] < 0]} of input "
+                         f"{tuple(x.shape)} is not supported (only zero padding of the last 2 dims is)")
+    dims = sorted(pairs)
+    layer = ctx.net.add_slice(x, [-pairs[d][0] for d in dims], [x.shape[d] + sum(pairs[d]) for d in dims],
+                              [1] * len(dims))
+    layer.axes, layer.mode = dims, getattr(ctx.trt.SampleMode, _SAMPLE_MODES[mode])
+    if mode == "constant":
+        layer.set_input(4, ctx.constant(torch.tensor(value).to(dtype_of(ctx, x))))
+    return layer.get_output(0)
+
+
+@converter("aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
+def constant_pad_nd(ctx, node, args):
+    """Constant padding (the F.pad default)."""
+    x = args["self"].itensor()
+    return ctx.set_output(node, [_pad(ctx, x, args["pad"].to_int_list(), "constant", args["value"].to_float())])
+
+
+@converter('aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor')
+def pad(ctx, node, args):
+    """F.pad in any of its modes; value None means 0."""
+    value = args["value"].optional(lambda arg: arg.to_float()) or 0.0
+    return ctx.set_output(node, [_pad(ctx, args["self"].itensor(), args["pad"].to_int_list(), args["mode"].to_str(),
+                                      value)])
+
+
+@converter("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+@converter("aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+@converter("aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+def reflection_pad(ctx, node, args):
+    """Reflection padding of the last 1-3 dims."""
+    return ctx.set_output(node, [_pad(ctx, args["self"].itensor(), args["padding"].to_int_list(), "reflect")])
+
+
+@converter("aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+@converter("aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+@converter("aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+def replication_pad(ctx, node, args):
+    """Replication (edge) padding of the last 1-3 dims."""
+    return ctx.set_output(node, [_pad(ctx, args["self"].itensor(), args["padding"].to_int_list(), "replicate")])
