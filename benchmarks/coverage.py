@@ -10,7 +10,9 @@ Each model goes through `torch_trt.explain(model, inputs, target="reference", al
 would act on, without stitching. The markdown table has per model the nodes in engines of all nodes,
 the engines, and the ops that fell back, counted per op and reason code; the last line totals them.
 `--dynamo` also runs each model once through torch.compile(backend="tensorrt") and adds the graphs
-dynamo made and the engine calls of each (0: that graph runs in PyTorch).
+dynamo made, the engine calls of each (0: that graph runs in PyTorch), and the largest error of the
+compiled outputs against eager, absolute and relative to the largest eager value. `--device cuda`
+runs everything on the GPU.
 """
 
 import argparse
@@ -53,19 +55,21 @@ def _torchvision_model(torchvision, name):
 
 
 def coverage(name, model, inputs, dynamo=False):
-    """One row: the explain report's counts for `model`, and with `dynamo` its engine calls per dynamo graph."""
+    """One row: the explain report's counts for `model`, and with `dynamo` its engine calls per dynamo graph and
+    the error of that compiled model against eager."""
     report = torch_trt.explain(model, inputs, **EXPLAIN_OPTIONS)
     row = {"model": name, "engine_nodes": sum(s.node_count for s in report.segments if s.kind == "engine"),
            "nodes": sum(s.node_count for s in report.segments), "engines": report.engine_count,
            "fallbacks": Counter((description.split(" ")[0], reason.code.value)
                                 for description, reason in report.fallbacks)}
     if dynamo:
-        row["engine_calls"] = dynamo_engine_calls(model, inputs)
+        row["engine_calls"], row["max_error"] = dynamo_engine_calls(model, inputs)
     return row
 
 
 def dynamo_engine_calls(model, inputs):
-    """The execute_engine calls of each graph torch.compile(backend="tensorrt") makes of `model`, in order."""
+    """The execute_engine calls of each graph torch.compile(backend="tensorrt") makes of `model`, in order, and
+    (max abs error, that error relative to the largest eager value) of its outputs against eager's."""
     per_graph = []
 
     def backend(gm, example_inputs):
@@ -76,25 +80,38 @@ def dynamo_engine_calls(model, inputs):
 
     torch._dynamo.reset()
     with torch.no_grad():
-        torch.compile(model, backend=backend)(*inputs)
-    return per_graph
+        actual, expected = torch.compile(model, backend=backend)(*inputs), model(*inputs)
+    pairs = list(zip(_tensors(actual), _tensors(expected)))
+    error = max(((a.float() - e.float()).abs().max().item() for a, e in pairs), default=0.0)
+    scale = max((e.float().abs().max().item() for _, e in pairs), default=0.0)
+    return per_graph, (error, error / scale if scale else error)
+
+
+def _tensors(value):
+    """The floating-point tensors in a (nested) model output."""
+    if isinstance(value, torch.Tensor):
+        return [value] if value.is_floating_point() else []
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [t for item in value for t in _tensors(item)] if isinstance(value, (list, tuple)) else []
 
 
 def header(dynamo):
-    columns = COLUMNS + (("engine calls per dynamo graph",) if dynamo else ())
+    columns = COLUMNS + (("engine calls per dynamo graph", "max error vs eager (relative)") if dynamo else ())
     return f"| {' | '.join(columns)} |\n|{'---|' * len(columns)}"
 
 
 def markdown_row(row, dynamo):
     """A row of the table; `row` has an `error` instead of counts when explain failed."""
     if "error" in row:
-        cells = [row["model"], "-", "-", "-", f"error: {row['error']}"] + (["-"] if dynamo else [])
+        cells = [row["model"], "-", "-", "-", f"error: {row['error']}"] + (["-", "-"] if dynamo else [])
     else:
         fallbacks = ", ".join(f"{op}: {code} x{count}" for (op, code), count in row["fallbacks"].most_common())
         cells = [row["model"], f"{row['engine_nodes']}/{row['nodes']}", _percent(row["engine_nodes"], row["nodes"]),
                  str(row["engines"]), fallbacks or "-"]
         if dynamo:
-            cells.append(", ".join(map(str, row["engine_calls"])) or "no graph")
+            absolute, relative = row["max_error"]
+            cells += [", ".join(map(str, row["engine_calls"])) or "no graph", f"{absolute:.1e} ({relative:.1e})"]
     return "| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |"
 
 
@@ -123,12 +140,14 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", choices=sorted(models), default=list(models),
                         help="the models to report on (default: all available)")
     parser.add_argument("--dynamo", action="store_true", help="also count engine calls through torch.compile")
+    parser.add_argument("--device", default="cpu", help="where the models and engines run (cpu or cuda)")
     args = parser.parse_args(argv)
     print(header(args.dynamo), flush=True)
     rows = []
     for name in args.models:
         model, inputs = models[name]()
         try:
+            model, inputs = model.to(args.device), [t.to(args.device) for t in inputs]
             row = coverage(name, model, inputs, args.dynamo)
         except Exception as error:  # one model's failure is a row of the report, not the end of it
             row = {"model": name, "error": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
