@@ -75,7 +75,7 @@ def test_prints_a_markdown_table_for_a_zoo_model_and_a_failing_one(monkeypatch, 
         raise AssertionError("never built")
 
     models = coverage_report.available_models()
-    monkeypatch.setattr(coverage_report, "available_models", lambda: {**models, "broken": lambda: (None, [])})
+    monkeypatch.setattr(coverage_report, "available_models", lambda: {**models, "broken": lambda: (torch.nn.Identity(), [])})
     monkeypatch.setattr(coverage_report, "coverage", lambda name, model, inputs, dynamo: failing())
     coverage_report.main(["--models", "broken"])
     assert "| broken | - | - | - | error: AssertionError: never built |" in capsys.readouterr().out
