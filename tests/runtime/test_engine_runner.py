@@ -11,7 +11,7 @@ import torch
 
 import torch_trt
 import torch_trt.targets.reference as trt
-from torch_trt.conversion.context import TargetLogger
+from torch_trt.targets.target_logger import target_logger
 from torch_trt.errors import EngineIOError
 from torch_trt.runtime import engine_manager
 from torch_trt.runtime.engine_manager import EngineRunner
@@ -36,7 +36,7 @@ def _compile(device="cpu", scale=2.0):
 
 def _engine_bytes(define, shape, device="cpu"):
     """Engine bytes of a reference network with one float input `input_0` of `shape`; define(net, x) -> output."""
-    builder = trt.Builder(TargetLogger(trt))
+    builder = trt.Builder(target_logger(trt))
     network = builder.create_network(0)
     x = network.add_input("input_0", trt.float32, shape)
     output = define(network, x)

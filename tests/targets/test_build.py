@@ -16,7 +16,8 @@ from conformance.manifest import Manifest
 from conformance.recorder import Recorder, recording, report, violations
 from torch_trt._settings import CompileSettings
 from torch_trt.conversion import build
-from torch_trt.conversion.context import ConversionCtx, TargetLogger
+from torch_trt.conversion.context import ConversionCtx
+from torch_trt.targets.target_logger import target_logger
 from torch_trt.errors import EngineBuildError
 
 MANIFEST = Manifest()
@@ -52,7 +53,7 @@ def test_tf32_follows_pytorch(allow_tf32, allowed):
 
 
 def test_reference_config_has_tf32_on_by_default_as_tensorrt():
-    config = reference.Builder(TargetLogger(reference)).create_builder_config()
+    config = reference.Builder(target_logger(reference)).create_builder_config()
     assert config.get_flag(reference.BuilderFlag.TF32)
     config.clear_flag(reference.BuilderFlag.TF32)
     assert not config.get_flag(reference.BuilderFlag.TF32)
@@ -60,7 +61,7 @@ def test_reference_config_has_tf32_on_by_default_as_tensorrt():
 
 def test_build_error_names_what_the_network_logged_before_the_build():
     """TensorRT logs a setter's misuse when it happens and later fails the build generically: report both."""
-    builder = reference.Builder(TargetLogger(reference))
+    builder = reference.Builder(target_logger(reference))
     ctx = ConversionCtx(reference, builder, CompileSettings(target="reference"))
     ctx.network.add_input("input_0", reference.float32, (2,))
     ctx.logger.log(reference.ILogger.ERROR, "ISliceLayer::setAxes: axes repeat an axis")  # as a setter logs it
@@ -70,7 +71,7 @@ def test_build_error_names_what_the_network_logged_before_the_build():
 
 def _fake_ctx(trt):
     """What build_engine reads from a ConversionCtx, over a stand-in tensorrt module."""
-    builder = trt.Builder(TargetLogger(trt))
+    builder = trt.Builder(target_logger(trt))
     network = builder.create_network(0)
     ctx = types.SimpleNamespace(trt=trt, network=network, settings=CompileSettings(target="tensorrt"),
                                 network_errors=lambda: [])

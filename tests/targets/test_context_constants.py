@@ -6,13 +6,14 @@ import torch
 
 import torch_trt.targets.reference as trt
 from torch_trt._settings import CompileSettings
-from torch_trt.conversion.context import ConversionCtx, TargetLogger
+from torch_trt.conversion.context import ConversionCtx
+from torch_trt.targets.target_logger import target_logger
 from torch_trt.runtime.engine_manager import EngineRunner
 
 
 @pytest.mark.parametrize("value", [torch.zeros(2, 0), torch.zeros(0, dtype=torch.int32), torch.ones(3, 0, 2).bool()])
 def test_zero_volume_constant_builds_and_runs(value):
-    builder = trt.Builder(TargetLogger(trt))
+    builder = trt.Builder(target_logger(trt))
     ctx = ConversionCtx(trt, builder, CompileSettings(target="reference"))
     x = ctx.network.add_input("input_0", trt.float32, (1,))
     output = ctx.constant(value)

@@ -14,7 +14,7 @@ import torch_trt.targets
 from conformance.fake_tensorrt import fake_tensorrt
 from conformance.manifest import Manifest
 from conformance.recorder import Recorder, report, violations
-from torch_trt.conversion.context import TargetLogger
+from torch_trt.targets.target_logger import target_logger
 from torch_trt.errors import TorchTRTError
 from torch_trt.targets import tensorrt as trt_target
 
@@ -114,7 +114,7 @@ def _recorded(fake):
 def test_target_logger_keeps_errors_and_forwards_the_rest(caplog):
     """The one ILogger both targets get: errors are kept for the exception, warnings reach Python logging."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
-    trt_logger = TargetLogger(trt)
+    trt_logger = target_logger(trt)
     with caplog.at_level(logging.DEBUG, logger="torch_trt.conversion.context"):
         for severity in ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE"):
             trt_logger.log(getattr(trt.ILogger, severity), f"{severity} message")
@@ -128,7 +128,7 @@ def test_target_logger_keeps_errors_and_forwards_the_rest(caplog):
 def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     """Progress monitor, debug profiling, timing cache and the engine inspector, on the manifest's API."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
-    builder = trt.Builder(TargetLogger(trt))
+    builder = trt.Builder(target_logger(trt))
     config = builder.create_builder_config()
     path = tmp_path / "cache dir" / "timing.cache"
     with caplog.at_level(logging.INFO, logger="torch_trt.targets.tensorrt"):
@@ -141,7 +141,7 @@ def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     assert "TensorRT build phase Building engine finished" in caplog.text
     trt_target.save_timing_cache(config, str(path))
     assert path.exists()
-    engine = trt.Runtime(TargetLogger(trt)).deserialize_cuda_engine(b"plan")
+    engine = trt.Runtime(target_logger(trt)).deserialize_cuda_engine(b"plan")
     trt_target.engine_report(trt, engine, engine.create_execution_context())
     calls = {(k[1], k[2]) for k in recorder.records if k[0] == "call"}
     assert {("IBuilderConfig", "create_timing_cache"), ("IBuilderConfig", "set_timing_cache"),

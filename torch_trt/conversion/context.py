@@ -34,27 +34,6 @@ class NetworkRefusedError(RuntimeError):
     """The network returned None from an add_* call: TensorRT refused the layer."""
 
 
-class TargetLogger:
-    """An ILogger for the target that forwards to Python logging and keeps the errors."""
-
-    def __new__(cls, trt):
-        class _Logger(trt.ILogger):
-            def __init__(self):
-                trt.ILogger.__init__(self)
-                self.errors = []
-
-            def log(self, severity, msg):
-                if int(severity) <= int(trt.ILogger.ERROR):
-                    self.errors.append(msg)
-                    logger.debug("target error: %s", msg)
-                elif int(severity) == int(trt.ILogger.WARNING):
-                    logger.warning("%s: %s", target_name(trt), msg)
-                else:
-                    logger.debug("%s: %s", target_name(trt), msg)
-
-        return _Logger()
-
-
 class _NamingNetwork:
     """Proxy of INetworkDefinition: layers are named from the current node; refusals raise."""
 

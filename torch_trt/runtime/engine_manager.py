@@ -26,9 +26,10 @@ import weakref
 
 import torch
 
-from ..conversion.context import TargetLogger, torch_dtype
+from ..conversion.context import torch_dtype
 from ..errors import EngineIOError
 from ..targets import device_guard, resolve_target
+from ..targets.target_logger import target_logger
 from .cuda_graphs import GraphedCalls
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ class EngineRunner:
         trt = self.trt = resolve_target(target, device)
         self.device = device
         self.owners = {}  # id(engine tensor) -> its weakref.finalize
-        self.logger = TargetLogger(trt)
+        self.logger = target_logger(trt)
         with device_guard(device):  # the engine's memory and context belong to its device
             self.engine = trt.Runtime(self.logger).deserialize_cuda_engine(data)
             if self.engine is None:

@@ -7,7 +7,8 @@ import torch
 import torch_trt
 import torch_trt.targets.reference as trt
 from torch_trt._settings import CompileSettings
-from torch_trt.conversion.context import ConversionCtx, TargetLogger
+from torch_trt.conversion.context import ConversionCtx
+from torch_trt.targets.target_logger import target_logger
 from torch_trt.targets.tensorrt import api_manifest
 
 SINCE_10 = api_manifest()["changed_since_10"]["10.13.3.9"]  # what 11.x removed from 10.13
@@ -51,7 +52,7 @@ def test_builder_config_has_no_calibration(name):
 
 
 def test_conversion_creates_strongly_typed_networks():
-    ctx = ConversionCtx(trt, trt.Builder(TargetLogger(trt)), CompileSettings(target="reference"))
+    ctx = ConversionCtx(trt, trt.Builder(target_logger(trt)), CompileSettings(target="reference"))
     assert ctx.network.get_flag(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
     assert ctx.network.flags == 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
 
