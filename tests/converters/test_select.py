@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness import check_converter, dynamic_inputs, make_input, trace_only
+from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 EMBEDDING = torch.nn.Embedding(10, 4)
@@ -32,9 +32,7 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
      [(4, 3), torch.tensor([3, 0, 3], dtype=i32)], f32),
     ("index_select_negative_dim", lambda x, i: x.index_select(-1, i), {"aten::index_select"},
      [(2, 3, 4), torch.tensor([1, 2], dtype=i32)], f16),
-    ("index_select_constant", trace_only(lambda x: x.index_select(1, torch.arange(2, -1, -2, device=x.device)),
-                                         "scripted, the index's device is a prim::device node, which has no evaluator",
-                                         scripted_error="prim::device"), {"aten::index_select"}, [(4, 3)], i32),
+    ("index_select_constant", lambda x: x.index_select(1, torch.arange(2, -1, -2, device=x.device)), {"aten::index_select"}, [(4, 3)], i32),
     ("index_select_bool", lambda x, i: x.index_select(1, i), {"aten::index_select"},
      [(4, 3), torch.tensor([0], dtype=i32)], b8),
     ("index_select_0d_index", lambda x, i: x.index_select(0, i), {"aten::index_select"},

@@ -15,7 +15,8 @@ from ._helpers import normalize_dim, rank, reshape_to
 _TO_END = 2 ** 63 - 1  # TorchScript's `end` for `x[a:]`
 
 
-def _static_size(x, dim):
+def static_size(x, dim):
+    """The size of dim, which must be static."""
     size = x.shape[dim]
     if size == -1:
         raise NotImplementedError(f"indexing dim {dim} of dynamic size in {tuple(x.shape)}")
@@ -40,7 +41,7 @@ def slice(ctx, node, args):
         raise ValueError(f"slice step must be positive, got {step}")
     if start in (None, 0) and end in (None, _TO_END) and step == 1:
         return ctx.set_output(node, ctx.net.add_identity(x))  # the whole dim, even a dynamic one
-    size = _static_size(x, dim)
+    size = static_size(x, dim)
     start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start or 0, size if end is None else end))
     return _slice(ctx, node, x, dim, start, max(0, -(-(end - start) // step)), step)
 
@@ -50,7 +51,7 @@ def narrow(ctx, node, args):
     """`length` elements from `start` along dim."""
     x = args[0].itensor()
     dim, start, length = normalize_dim(args["dim"].to_int(), rank(x)), args["start"].to_int(), args["length"].to_int()
-    size = _static_size(x, dim)
+    size = static_size(x, dim)
     start = start + size if start < 0 else start
     if not (0 <= start and 0 <= length and start + length <= size):
         raise IndexError(f"narrow of {length} from {start} is out of range for dim {dim} of size {size}")
@@ -63,7 +64,7 @@ def select(ctx, node, args):
     x = args[0].itensor()
     dim, index = normalize_dim(args["dim"].to_int(), rank(x)), args["index"].to_int()
     if index < 0:
-        index += _static_size(x, dim)
+        index += static_size(x, dim)
     if not 0 <= index < x.shape[dim] and x.shape[dim] != -1:
         raise IndexError(f"select index {args['index'].value} is out of range for dim {dim} of size {x.shape[dim]}")
     indices = ctx.constant(torch.tensor(index, dtype=torch.int32))

@@ -1,0 +1,370 @@
+"""Indexing and data movement converters: gather, index, expand, repeat/tile, flip, roll, split/chunk/unbind,
+pixel (un)shuffle, masked_fill, where and scatter.
+
+Copies along a dim are ISliceLayers: stride 0 broadcasts (expand), SampleMode.WRAP tiles and rotates
+(repeat, roll), a negative stride reverses (flip); only the sliced axes are named, so other dims may be
+dynamic. Ops returning Tensor[] give a list of ITensors (see _set_list_output). TensorRT's gather and
+scatter take no negative indices: index's are wrapped in the network, which is what PyTorch allows there.
+"""
+
+import torch
+
+from ..conversion.registry import converter
+from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_to,
+                       to_itensor, unsqueeze_to_rank)
+from .select import static_size
+
+
+def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
+    """One slice layer over the named axes; the other dims are copied whole."""
+    layer = ctx.net.add_slice(x, tuple(starts), tuple(sizes), tuple(strides))
+    layer.axes = tuple(axes)
+    if mode is not None:
+        layer.mode = mode
+    return layer.get_output(0)
+
+
+def _transpose(ctx, x, order):
+    layer = ctx.net.add_shuffle(x)
+    layer.first_transpose = tuple(order)
+    return layer.get_output(0)
+
+
+def _only_unpacked(node, settings):
+    """A Tensor[] result converts when prim::ListUnpack reads it (other readers, e.g. __getitem__, need the list)."""
+    return all(use.user.kind() == "prim::ListUnpack" for use in node.output().uses())
+
+
+def _set_list_output(ctx, node, tensors):
+    """Record the node's Tensor[] output, and give each prim::ListUnpack reading it its tensors.
+
+    The ListUnpack evaluator would leave ITensors among the compile-time values, where converters cannot read
+    them, so its outputs are mapped as tensors here (the evaluator's copy is then never read).
+    """
+    ctx.evaluated_value_map[node.output()] = list(tensors)
+    for use in node.output().uses():
+        ctx.set_output(use.user, list(tensors))
+    return list(tensors)
+
+
+def _pieces(ctx, x, dim, sizes):
+    """Consecutive slices of `sizes` along dim."""
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [_slice_axes(ctx, x, (dim,), (start,), (size,), (1,)) for start, size in zip(starts, sizes)]
+
+
+def _split_sizes(size, split_size):
+    """PyTorch's split: pieces of split_size, the last one smaller."""
+    if split_size <= 0:
+        raise ValueError(f"split size must be positive, got {split_size}")
+    return [min(split_size, size - start) for start in range(0, size, split_size)] or [0]
+
+
+@converter("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+           supports=_only_unpacked)
+@converter("aten::unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", supports=_only_unpacked)
+def split(ctx, node, args):
+    """Pieces of split_size along dim."""
+    x = args[0].itensor()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    return _set_list_output(ctx, node, _pieces(ctx, x, dim, _split_sizes(static_size(x, dim), args[1].to_int())))
+
+
+@converter("aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+           supports=_only_unpacked)
+@converter("aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+           supports=_only_unpacked)
+@converter("aten::unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+           supports=_only_unpacked)
+def split_with_sizes(ctx, node, args):
+    """Pieces of the given sizes along dim (they must add up to the dim's size)."""
+    x, sizes = args[0].itensor(), args[1].to_int_list()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    if sum(sizes) != static_size(x, dim) or min(sizes) < 0:
+        raise ValueError(f"split sizes {sizes} must be non-negative and add up to dim {dim}'s size {x.shape[dim]}")
+    return _set_list_output(ctx, node, _pieces(ctx, x, dim, sizes))
+
+
+@converter("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", supports=_only_unpacked)
+@converter("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", supports=_only_unpacked)
+def chunk(ctx, node, args):
+    """`chunks` pieces of ceil(size / chunks) along dim (fewer when they run out, as in PyTorch)."""
+    x, chunks = args[0].itensor(), args["chunks"].to_int()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    if chunks <= 0:
+        raise ValueError(f"chunk needs a positive number of chunks, got {chunks}")
+    size = static_size(x, dim)
+    return _set_list_output(ctx, node, _pieces(ctx, x, dim, _split_sizes(size, max(-(-size // chunks), 1))))
+
+
+@converter("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", supports=_only_unpacked)
+def unbind(ctx, node, args):
+    """Each entry along dim, that dim removed: a gather with a 0-D index per entry."""
+    x = args[0].itensor()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    tensors = [ctx.net.add_gather(x, ctx.constant(torch.tensor(i, dtype=torch.int32)), dim).get_output(0)
+               for i in range(static_size(x, dim))]
+    return _set_list_output(ctx, node, tensors)
+
+
+@converter("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
+def gather(ctx, node, args):
+    """out[i][j] = self[index[i][j]][j] (for dim 0): TensorRT's ELEMENT gather."""
+    x, index = args[0].itensor(), args["index"].itensor()
+    if rank(index) != rank(x):
+        raise ValueError(f"gather index of rank {rank(index)} must have the rank of the input ({rank(x)})")
+    layer = ctx.net.add_gather_v2(x, index, ctx.trt.GatherMode.ELEMENT)
+    layer.axis = normalize_dim(args["dim"].to_int(), rank(x))
+    return ctx.set_output(node, layer)
+
+
+def _wrapped(ctx, index, size):
+    """A runtime index with negative entries counted from the end (PyTorch's indexing; TensorRT reads [0, size))."""
+    ops = ctx.trt.ElementWiseOperation
+    negative = elementwise(ctx, index, 0, ops.LESS)
+    return ctx.net.add_select(negative, elementwise(ctx, index, size, ops.SUM), index).get_output(0)
+
+
+def _index_tensor(ctx, arg, size):
+    """One index of aten::index as an integer ITensor with entries in [0, size)."""
+    if isinstance(arg, ctx.trt.ITensor):
+        if dtype_of(ctx, arg) not in (torch.int32, torch.int64):
+            raise NotImplementedError(f"indexing with a {dtype_of(ctx, arg)} tensor (a mask gives a data-dependent "
+                                      "shape)")
+        return _wrapped(ctx, arg, size)
+    if arg.dtype not in (torch.int32, torch.int64):
+        raise NotImplementedError(f"indexing with a {arg.dtype} tensor (a mask gives a data-dependent shape)")
+    return ctx.constant(torch.where(arg < 0, arg + size, arg))
+
+
+def _with_coordinate_axis(ctx, tensor):
+    """`tensor` with a unit dim appended (the coordinate axis of a GatherND index)."""
+    return reshape_to(ctx, tensor, list(tensor.shape) + [1], copied=rank(tensor))
+
+
+@converter("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
+def index(ctx, node, args):
+    """x[..., idx, ...] with integer index tensors: one gather for one index, a GatherND for several (broadcast together)."""
+    x, given = args[0].itensor(), list(args["indices"].value)
+    dims = [d for d, i in enumerate(given) if i is not None]
+    if not dims:
+        return ctx.set_output(node, ctx.net.add_identity(x))
+    indices = [_index_tensor(ctx, given[d], static_size(x, d)) for d in dims]
+    if len(dims) == 1:
+        return ctx.set_output(node, ctx.net.add_gather(x, indices[0], dims[0]))
+    shapes = [tuple(i.shape) for i in indices]
+    if any(-1 in shape for shape in shapes):
+        raise NotImplementedError(f"several index tensors of dynamic shapes {shapes}")
+    shape = list(torch.broadcast_shapes(*shapes))  # PyTorch broadcasts the index tensors together
+    dtype = promote_types(ctx, *indices)
+    stacked = ctx.net.add_concatenation([_with_coordinate_axis(ctx, _expand(ctx, cast(ctx, i, dtype), shape))
+                                         for i in indices])
+    stacked.axis = len(shape)
+    rest = [d for d in range(rank(x)) if d not in dims]
+    front = _transpose(ctx, x, dims + rest)  # the indexed dims first: GatherND reads leading dims
+    gathered = ctx.net.add_gather_v2(front, stacked.get_output(0), ctx.trt.GatherMode.ND).get_output(0)
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    if not adjacent or dims[0] == 0:  # PyTorch puts the index dims first unless the indexed dims are adjacent
+        return ctx.set_output(node, [gathered])
+    index_rank = len(shape)
+    order = list(range(index_rank, index_rank + dims[0])) + list(range(index_rank)) + \
+        list(range(index_rank + dims[0], rank(gathered)))
+    return ctx.set_output(node, [_transpose(ctx, gathered, order)])
+
+
+def _expand(ctx, x, shape):
+    """x broadcast to `shape` (-1 keeps a dim): a stride-0 slice over the dims that grow from 1."""
+    if len(shape) < rank(x):
+        raise ValueError(f"cannot expand a tensor of rank {rank(x)} to the shorter shape {shape}")
+    x = unsqueeze_to_rank(ctx, x, len(shape))
+    grown = [d for d, (old, new) in enumerate(zip(x.shape, shape)) if new not in (-1, old)]
+    for d in grown:
+        if x.shape[d] != 1:
+            raise ValueError(f"cannot expand dim {d} of size {x.shape[d]} to {shape[d]}: only size-1 dims grow")
+    if not grown:
+        return ctx.net.add_identity(x).get_output(0)
+    return _slice_axes(ctx, x, grown, [0] * len(grown), [shape[d] for d in grown], [0] * len(grown))
+
+
+@converter("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
+def expand(ctx, node, args):
+    """Broadcast to size; -1 keeps the input's dim."""
+    return ctx.set_output(node, [_expand(ctx, args[0].itensor(), args["size"].to_int_list())])
+
+
+@converter("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
+def expand_as(ctx, node, args):
+    """Broadcast to other's shape (its dynamic dims must not grow from 1)."""
+    x, other = args[0].itensor(), args["other"].itensor()
+    shape = list(other.shape)
+    padded = [1] * (len(shape) - rank(x)) + list(x.shape)
+    if any(s == -1 and p != -1 for s, p in zip(shape, padded)):
+        raise NotImplementedError(f"expanding {tuple(x.shape)} to the dynamic shape {tuple(shape)}")
+    return ctx.set_output(node, [_expand(ctx, x, shape)])
+
+
+def _tile(ctx, x, repeats):
+    """x repeated `repeats[d]` times along each dim d (leading repeats add dims): slices in WRAP mode."""
+    if len(repeats) < rank(x):
+        raise ValueError(f"repeat needs at least one count per dim ({rank(x)}), got {repeats}")
+    if min(repeats, default=1) < 0:
+        raise ValueError(f"repeat counts must be non-negative, got {repeats}")
+    x = unsqueeze_to_rank(ctx, x, len(repeats))
+    axes = [d for d, count in enumerate(repeats) if count != 1]
+    if not axes:
+        return ctx.net.add_identity(x).get_output(0)
+    sizes = [static_size(x, d) * repeats[d] for d in axes]
+    return _slice_axes(ctx, x, axes, [0] * len(axes), sizes, [1] * len(axes), ctx.trt.SampleMode.WRAP)
+
+
+@converter("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
+def repeat(ctx, node, args):
+    """Tile the whole tensor repeats[d] times along dim d."""
+    return ctx.set_output(node, [_tile(ctx, args[0].itensor(), args["repeats"].to_int_list())])
+
+
+@converter("aten::tile(Tensor self, SymInt[] dims) -> Tensor")
+def tile(ctx, node, args):
+    """repeat, with missing leading counts taken as 1."""
+    x, dims = args[0].itensor(), args["dims"].to_int_list()
+    return ctx.set_output(node, [_tile(ctx, x, [1] * (rank(x) - len(dims)) + dims)])
+
+
+@converter("aten::flip(Tensor self, int[] dims) -> Tensor")
+def flip(ctx, node, args):
+    """Reverse the order along each of dims: slices with stride -1."""
+    x = args[0].itensor()
+    dims = sorted({normalize_dim(d, rank(x)) for d in args["dims"].to_int_list()})
+    if not dims:
+        return ctx.set_output(node, ctx.net.add_identity(x))
+    sizes = [static_size(x, d) for d in dims]
+    return ctx.set_output(node, [_slice_axes(ctx, x, dims, [s - 1 for s in sizes], sizes, [-1] * len(dims))])
+
+
+@converter("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
+def roll(ctx, node, args):
+    """Rotate by shifts[i] along dims[i] (no dims: along the flattened tensor): slices in WRAP mode."""
+    x, shifts, dims = args[0].itensor(), args["shifts"].to_int_list(), args["dims"].to_int_list()
+    if not dims:
+        if len(shifts) != 1:
+            raise ValueError(f"roll without dims takes one shift, got {shifts}")
+        shape = [static_size(x, d) for d in range(rank(x))]
+        flat = reshape_to(ctx, x, [-1])
+        size = static_size(flat, 0)
+        rolled = _slice_axes(ctx, flat, (0,), ((-shifts[0]) % max(size, 1),), (size,), (1,), ctx.trt.SampleMode.WRAP)
+        return ctx.set_output(node, [reshape_to(ctx, rolled, shape)])
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
+    dims = [normalize_dim(d, rank(x)) for d in dims]
+    sizes = [static_size(x, d) for d in dims]
+    starts = [(-shift) % max(size, 1) for shift, size in zip(shifts, sizes)]
+    return ctx.set_output(node, [_slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP)])
+
+
+def _shuffle_pixels(ctx, x, split, order, merged):
+    """Reshape the last three dims to `split`, permute them by `order`, reshape them to `merged`."""
+    if rank(x) < 3:
+        raise ValueError(f"pixel (un)shuffle needs an input of rank >= 3, got rank {rank(x)}")
+    lead = list(x.shape[:-3])
+    for size in x.shape[-3:]:
+        if size == -1:
+            raise NotImplementedError(f"pixel (un)shuffle of {tuple(x.shape)}: channels, height and width must be "
+                                      "static")
+    parts = reshape_to(ctx, x, lead + split, copied=len(lead))
+    permuted = _transpose(ctx, parts, list(range(len(lead))) + [len(lead) + d for d in order])
+    return reshape_to(ctx, permuted, lead + merged, copied=len(lead))
+
+
+@converter("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
+def pixel_shuffle(ctx, node, args):
+    """[*, C*r*r, H, W] -> [*, C, H*r, W*r]."""
+    x, r = args[0].itensor(), args["upscale_factor"].to_int()
+    channels, height, width = x.shape[-3:]
+    if r <= 0 or channels % (r * r):
+        raise ValueError(f"pixel_shuffle needs channels ({channels}) divisible by upscale_factor² ({r}²)")
+    c = channels // (r * r)
+    return ctx.set_output(node, [_shuffle_pixels(ctx, x, [c, r, r, height, width], [0, 3, 1, 4, 2],
+                                                 [c, height * r, width * r])])
+
+
+@converter("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
+def pixel_unshuffle(ctx, node, args):
+    """[*, C, H*r, W*r] -> [*, C*r*r, H, W]."""
+    x, r = args[0].itensor(), args["downscale_factor"].to_int()
+    channels, height, width = x.shape[-3:]
+    if r <= 0 or height % r or width % r:
+        raise ValueError(f"pixel_unshuffle needs height ({height}) and width ({width}) divisible by {r}")
+    h, w = height // r, width // r
+    return ctx.set_output(node, [_shuffle_pixels(ctx, x, [channels, h, r, w, r], [0, 2, 4, 1, 3],
+                                                 [channels * r * r, h, w])])
+
+
+def _where(ctx, condition, then_value, else_value, dtype):
+    """select(condition, then, else) with the values as `dtype` and all three of one rank."""
+    condition = condition if isinstance(condition, ctx.trt.ITensor) else ctx.constant(condition)
+    if dtype_of(ctx, condition) != torch.bool:
+        raise ValueError(f"the condition must be a bool tensor, got {dtype_of(ctx, condition)}")
+    then_value, else_value = broadcast_pair(ctx, to_itensor(ctx, then_value, dtype), to_itensor(ctx, else_value, dtype))
+    target = max(rank(condition), rank(then_value))
+    tensors = [unsqueeze_to_rank(ctx, t, target) for t in (condition, then_value, else_value)]
+    return ctx.net.add_select(*tensors).get_output(0)
+
+
+@converter("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
+@converter("aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor")
+@converter("aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor")
+@converter("aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor")
+def where(ctx, node, args):
+    """self where condition, else other, in their promoted dtype."""
+    then_value, else_value = args["self"].value, args["other"].value
+    dtype = promote_types(ctx, then_value, else_value)
+    return ctx.set_output(node, [_where(ctx, args["condition"].itensor(), then_value, else_value, dtype)])
+
+
+@converter("aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
+@converter("aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor")
+def masked_fill(ctx, node, args):
+    """value where mask, else self, in self's dtype (a Tensor value must be 0-D)."""
+    x, value = args[0].itensor(), args["value"].value
+    value_rank = rank(value) if isinstance(value, ctx.trt.ITensor) else getattr(value, "ndim", 0)
+    if value_rank:
+        raise ValueError(f"masked_fill takes a 0-D value tensor, got one of rank {value_rank}")
+    return ctx.set_output(node, [_where(ctx, args["mask"].itensor(), value, x, dtype_of(ctx, x))])
+
+
+def _scatter(ctx, node, x, dim, index, updates):
+    """ELEMENT scatter of updates (index's shape, x's dtype) into x at index along dim."""
+    if rank(index) != rank(x):
+        raise ValueError(f"scatter index of rank {rank(index)} must have the rank of the input ({rank(x)})")
+    layer = ctx.net.add_scatter(x, cast(ctx, index, torch.int32), cast(ctx, updates, dtype_of(ctx, x)),
+                                ctx.trt.ScatterMode.ELEMENT)
+    layer.axis = dim
+    return ctx.set_output(node, layer)
+
+
+def _static_shape(tensor, what):
+    shape = tuple(tensor.shape)
+    if -1 in shape:
+        raise NotImplementedError(f"{what} of dynamic shape {shape}")
+    return shape
+
+
+@converter("aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+def scatter_src(ctx, node, args):
+    """self with src's entries written at index along dim (src is read over index's shape, as PyTorch does)."""
+    x, index, src = args[0].itensor(), args["index"].itensor(), args["src"].itensor()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    shape = _static_shape(index, "scatter index")
+    if tuple(src.shape) != shape:
+        src = _slice_axes(ctx, src, range(len(shape)), [0] * len(shape), shape, [1] * len(shape))
+    return _scatter(ctx, node, x, dim, index, src)
+
+
+@converter("aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor")
+def scatter_value(ctx, node, args):
+    """self with value written at index along dim."""
+    x, index = args[0].itensor(), args["index"].itensor()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    updates = ctx.constant(torch.full(_static_shape(index, "scatter index"), args["value"].value,
+                                      dtype=dtype_of(ctx, x)))
+    return _scatter(ctx, node, x, dim, index, updates)
