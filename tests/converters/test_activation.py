@@ -21,6 +21,37 @@ CASES = [  # id, function, converter, input shape, dtype
     ("leaky_relu_slope", lambda x: F.leaky_relu(x, 0.3), "aten::leaky_relu", (3, 4), torch.float32),
     ("elu", F.elu, "aten::elu", (3, 4), torch.float32),
     ("elu_alpha", lambda x: F.elu(x, 0.5), "aten::elu", (1, 2, 3, 4), torch.float32),
+    ("hardsigmoid", F.hardsigmoid, "aten::hardsigmoid", (3, 4), torch.float32),
+    ("hardsigmoid_fp16", F.hardsigmoid, "aten::hardsigmoid", (2, 3, 4), torch.float16),
+    ("hardswish", F.hardswish, "aten::hardswish", (3, 4), torch.float32),
+    ("hardswish_module", torch.nn.Hardswish(), "aten::hardswish", (2, 8), torch.float16),
+    ("softplus", F.softplus, "aten::softplus", (3, 4), torch.float32),
+    ("softplus_beta_threshold", lambda x: F.softplus(x, beta=2.0, threshold=3.0), "aten::softplus", (4, 5),
+     torch.float32),
+    ("softplus_large", lambda x: F.softplus(x * 40), "aten::softplus", (4, 5), torch.float32),
+    ("softplus_fp16", lambda x: F.softplus(x, 0.5), "aten::softplus", (4, 5), torch.float16),
+    ("mish", F.mish, "aten::mish", (3, 4), torch.float32),
+    ("mish_large", lambda x: F.mish(x * 40), "aten::mish", (3, 4), torch.float32),
+    ("selu", F.selu, "aten::selu", (3, 4), torch.float32),
+    ("selu_fp16", torch.selu, "aten::selu", (3, 4), torch.float16),
+    ("celu", F.celu, "aten::celu", (3, 4), torch.float32),
+    ("celu_alpha", lambda x: F.celu(x, 0.5), "aten::celu", (2, 3, 4), torch.float32),
+    ("celu_fp16", lambda x: F.celu(x, 2.0), "aten::celu", (3, 4), torch.float16),
+    ("log_sigmoid", F.logsigmoid, "aten::log_sigmoid", (3, 4), torch.float32),
+    ("log_sigmoid_extreme", lambda x: F.logsigmoid(x * 100), "aten::log_sigmoid", (3, 4), torch.float32),
+    ("log_sigmoid_fp16", F.logsigmoid, "aten::log_sigmoid", (3, 4), torch.float16),
+    ("prelu_channels", torch.nn.PReLU(3, init=0.1), "aten::prelu", (2, 3, 4), torch.float32),
+    ("prelu_single", torch.nn.PReLU(), "aten::prelu", (2, 3, 4, 5), torch.float32),
+    ("prelu_1d", torch.nn.PReLU(), "aten::prelu", (6,), torch.float32),
+    ("prelu_2d_fp16", torch.nn.PReLU(5).half(), "aten::prelu", (3, 5), torch.float16),
+    ("prelu_kernel", lambda x: torch._prelu_kernel(x, torch.full([1], 0.2, device=x.device)), "aten::_prelu_kernel",
+     (2, 3), torch.float32),
+    ("glu", F.glu, "aten::glu", (3, 4), torch.float32),
+    ("glu_dim0", lambda x: F.glu(x, 0), "aten::glu", (4, 3), torch.float32),
+    ("glu_negative_dim", lambda x: F.glu(x, -2), "aten::glu", (2, 6, 3), torch.float16),
+    ("glu_module", torch.nn.GLU(1), "aten::glu", (2, 8, 3), torch.float32),
+    # F.softsign is x / (1 + |x|) in Python: abs, add and div convert it.
+    ("softsign", F.softsign, "aten::abs", (3, 4), torch.float32),
 ]
 
 
@@ -33,6 +64,9 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("gelu_dynamic_batch", F.gelu, {"aten::gelu"}, [((1, 8), (4, 8), (16, 8), (7, 8))], torch.float32),
     ("leaky_relu_dynamic_dims", lambda x: F.leaky_relu(x, 0.2), {"aten::leaky_relu"},
      [((1, 1, 3), (2, 4, 3), (4, 8, 3), (3, 2, 3))], torch.float16),
+    ("hardswish_dynamic_batch", F.hardswish, {"aten::hardswish"}, [((1, 4), (2, 4), (8, 4), (5, 4))], torch.float32),
+    ("prelu_dynamic_batch", torch.nn.PReLU(3, init=0.3), {"aten::prelu"},
+     [((1, 3, 2), (2, 3, 2), (6, 3, 2), (4, 3, 2))], torch.float32),
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

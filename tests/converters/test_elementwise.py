@@ -3,7 +3,7 @@ import torch
 
 from harness import check_converter, dynamic_inputs
 
-f32, f16, i32 = torch.float32, torch.float16, torch.int32
+f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
 CASES = [  # id, function, converters, input shapes, dtype
     ("add", lambda a, b: a + b, {"aten::add"}, [(2, 3), (2, 3)], f32),
@@ -52,10 +52,61 @@ CASES = [  # id, function, converters, input shapes, dtype
     ("clamp_min_fn", lambda a: torch.clamp_min(a, 0.2), {"aten::clamp_min"}, [(2, 3)], f32),
     ("clamp_max_fn", lambda a: torch.clamp_max(a, -0.2), {"aten::clamp_max"}, [(2, 3)], f32),
     ("clamp_max_int", lambda a: a.clamp_max(3), {"aten::clamp_max"}, [(2, 3)], i32),
+    ("mul_fp16_by_scalar_beyond_fp16", lambda a: a * 1e5, {"aten::mul"}, [torch.tensor([1e-3, -2e-2, 0.5])], f16),
+    ("div_fp16_by_scalar_beyond_fp16", lambda a: a / 1e5, {"aten::div"}, [torch.tensor([1e3, -2e4, 5.0])], f16),
+    ("eq", lambda a, b: a == b, {"aten::eq"}, [(2, 3), (2, 3)], i32),
+    ("eq_scalar_float", lambda a: a == 0.5, {"aten::eq"}, [(2, 3)], f32),
+    ("eq_broadcast_fp16", lambda a, b: torch.eq(a, b), {"aten::eq"}, [(4, 1, 3), (3,)], f16),
+    ("eq_bool", lambda a, b: (a > 0) == (b > 0), {"aten::eq", "aten::gt"}, [(2, 3), (2, 3)], i32),
+    ("ne", lambda a, b: a != b, {"aten::ne"}, [(2, 3), (1, 3)], i32),
+    ("ne_scalar", lambda a: a != 3, {"aten::ne"}, [(2, 3)], i32),
+    ("ne_nan", lambda a: (a / a) != (a / a), {"aten::ne"}, [torch.tensor([0.0, 1.0, -2.0])], f32),
+    ("lt", lambda a, b: a < b, {"aten::lt"}, [(2, 3), (2, 3)], f32),
+    ("lt_scalar_int_by_float", lambda a: a < 1.5, {"aten::lt"}, [(2, 3)], i32),
+    ("le", lambda a, b: a <= b, {"aten::le"}, [(3, 4), (4,)], i32),
+    ("le_scalar", lambda a: torch.le(a, 2), {"aten::le"}, [(3, 4)], i32),
+    ("le_nan", lambda a: (a / a) <= 1.0, {"aten::le"}, [torch.tensor([0.0, 1.0, -2.0])], f32),
+    ("gt", lambda a, b: a > b, {"aten::gt"}, [(2, 3), (2, 1)], f16),
+    ("gt_scalar", lambda a: a > 0, {"aten::gt"}, [(2, 3)], f32),
+    ("ge", lambda a, b: a >= b, {"aten::ge"}, [(2, 3), (2, 3)], i32),
+    ("ge_scalar_negative", lambda a: a.ge(-1), {"aten::ge"}, [(5,)], i32),
+    ("and_bool", lambda a, b: a & b, {"aten::__and__"}, [(2, 3), (2, 3)], b8),
+    ("or_bool_broadcast", lambda a, b: a | b, {"aten::__or__"}, [(2, 3), (3,)], b8),
+    ("xor_bool", lambda a, b: a ^ b, {"aten::__xor__"}, [(2, 3), (2, 3)], b8),
+    ("bitwise_and", lambda a, b: torch.bitwise_and(a, b), {"aten::bitwise_and"}, [(2, 3), (2, 1)], b8),
+    ("bitwise_or", lambda a, b: torch.bitwise_or(a, b), {"aten::bitwise_or"}, [(2, 3), (2, 3)], b8),
+    ("bitwise_xor", lambda a, b: torch.bitwise_xor(a, b), {"aten::bitwise_xor"}, [(2, 3), (3,)], b8),
+    ("bitwise_not", lambda a: ~a, {"aten::bitwise_not"}, [(2, 3)], b8),
+    ("logical_and", lambda a, b: torch.logical_and(a, b), {"aten::logical_and"}, [(2, 3), (2, 3)], b8),
+    ("logical_and_int", lambda a, b: torch.logical_and(a > 0, b), {"aten::logical_and"}, [(2, 3), (3,)], i32),
+    ("logical_or_float", lambda a, b: torch.logical_or(a, b), {"aten::logical_or"}, [(2, 3), (2, 3)], f32),
+    ("logical_xor", lambda a, b: torch.logical_xor(a, b), {"aten::logical_xor"}, [(2, 3), (2, 1)], b8),
+    ("logical_not", lambda a: torch.logical_not(a), {"aten::logical_not"}, [(2, 3)], b8),
+    ("logical_not_int", lambda a: torch.logical_not(a - 1), {"aten::logical_not"}, [(2, 3)], i32),
+    ("maximum", lambda a, b: torch.maximum(a, b), {"aten::maximum"}, [(2, 3), (2, 3)], f32),
+    ("maximum_broadcast_int", lambda a, b: torch.maximum(a, b), {"aten::maximum"}, [(2, 3), (3,)], i32),
+    ("maximum_bool", lambda a, b: torch.maximum(a, b), {"aten::maximum"}, [(2, 3), (2, 3)], b8),
+    ("max_other", lambda a, b: torch.max(a, b), {"aten::max"}, [(2, 3), (1, 3)], f16),
+    ("minimum", lambda a, b: torch.minimum(a, b), {"aten::minimum"}, [(2, 3), (2, 1)], f32),
+    ("minimum_int", lambda a, b: torch.minimum(a, b), {"aten::minimum"}, [(2, 3), (2, 3)], i32),
+    ("min_other", lambda a, b: torch.min(a, b), {"aten::min"}, [(4, 2, 3), (3,)], f32),
+    ("remainder", lambda a, b: torch.remainder(a, b), {"aten::remainder"}, [(4, 5), (4, 5)], i32),
+    ("remainder_operator", lambda a, b: a % b, {"aten::remainder"}, [(4, 5), (5,)], f32),
+    ("remainder_scalar", lambda a: a % 3, {"aten::remainder"}, [(4, 5)], i32),
+    ("remainder_scalar_negative_fp16", lambda a: torch.remainder(a, -1.5), {"aten::remainder"}, [(4, 5)], f16),
+    ("remainder_scalar_tensor", lambda a: torch.remainder(7, a), {"aten::remainder"}, [(4, 5)], i32),
+    ("fmod", lambda a, b: torch.fmod(a, b), {"aten::fmod"}, [(4, 5), (4, 5)], i32),
+    ("fmod_float", lambda a, b: torch.fmod(a, b), {"aten::fmod"}, [(4, 5), (1, 5)], f32),
+    ("fmod_scalar", lambda a: torch.fmod(a, -3), {"aten::fmod"}, [(4, 5)], i32),
+    ("fmod_scalar_float", lambda a: a.fmod(0.7), {"aten::fmod"}, [(4, 5)], f32),
 ]
 
 
 def _input(shape, dtype):
+    if isinstance(shape, torch.Tensor):
+        return shape.to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
     if dtype.is_floating_point:
         return torch.randn(shape).to(dtype)
     return torch.randint(1, 9, shape, dtype=dtype) * (torch.randint(0, 2, shape, dtype=dtype) * 2 - 1)
@@ -72,6 +123,9 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("mul_dynamic_both", lambda a, b: a * b, {"aten::mul"}, [((1, 2), (3, 2), (6, 2), (5, 2))] * 2, f32),
     ("div_scalar_dynamic", lambda a: a / 4, {"aten::div"}, [((1, 1), (2, 3), (4, 6), (3, 5))], f16),
     ("floor_divide_scalar_dynamic", lambda a: a // 3, {"aten::floor_divide"}, [((1, 4), (2, 4), (9, 4), (7, 4))], i32),
+    ("le_dynamic_broadcast", lambda a, b: a <= b, {"aten::le"}, [((1, 3), (2, 3), (6, 3), (5, 3)),
+                                                                 ((3,), (3,), (3,), (3,))], i32),
+    ("remainder_scalar_dynamic", lambda a: a % -3, {"aten::remainder"}, [((1, 2), (3, 2), (6, 2), (4, 2))], i32),
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

@@ -1,7 +1,8 @@
-"""Activation converters: one IActivationLayer each, alpha/beta from the schema's arguments."""
+"""Activation converters: IActivationLayers with alpha/beta from the schema's arguments, and the activations
+built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import elementwise
+from ._helpers import cast, dtype_of, elementwise, normalize_dim, rank, reshape
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
@@ -63,3 +64,113 @@ def silu(ctx, node, args):
     x = args[0].itensor()
     sigmoid = ctx.net.add_activation(x, ctx.trt.ActivationType.SIGMOID).get_output(0)
     return ctx.set_output(node, [elementwise(ctx, x, sigmoid, ctx.trt.ElementWiseOperation.PROD)])
+
+
+def _multiply(ctx, a, b):
+    return elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.PROD)
+
+
+def _hard_sigmoid(ctx, x):
+    """relu6(x + 3) / 6, PyTorch's hardsigmoid."""
+    layer = ctx.net.add_activation(x, ctx.trt.ActivationType.HARD_SIGMOID)
+    layer.alpha, layer.beta = 1 / 6, 0.5
+    return layer.get_output(0)
+
+
+@converter("aten::hardsigmoid(Tensor self) -> Tensor")
+def hardsigmoid(ctx, node, args):
+    """clamp(x / 6 + 1/2, 0, 1)."""
+    return ctx.set_output(node, [_hard_sigmoid(ctx, args[0].itensor())])
+
+
+@converter("aten::hardswish(Tensor self) -> Tensor")
+def hardswish(ctx, node, args):
+    """x * hardsigmoid(x)."""
+    x = args[0].itensor()
+    return ctx.set_output(node, [_multiply(ctx, x, _hard_sigmoid(ctx, x))])
+
+
+def _softplus(ctx, x, beta, threshold):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (PyTorch's linear region)."""
+    ops = ctx.trt.ElementWiseOperation
+    layer = ctx.net.add_activation(x, ctx.trt.ActivationType.SOFTPLUS)
+    layer.alpha, layer.beta = 1 / beta, beta
+    linear = elementwise(ctx, _multiply(ctx, x, beta), threshold, ops.GREATER, dtype_of(ctx, x))
+    return ctx.net.add_select(linear, x, layer.get_output(0)).get_output(0)
+
+
+@converter("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
+def softplus(ctx, node, args):
+    """Softplus with PyTorch's beta and linear threshold."""
+    return ctx.set_output(node, [_softplus(ctx, args[0].itensor(), args["beta"].to_float(),
+                                           args["threshold"].to_float())])
+
+
+@converter("aten::mish(Tensor self) -> Tensor")
+def mish(ctx, node, args):
+    """x * tanh(softplus(x))."""
+    x = args[0].itensor()
+    tanh = ctx.net.add_activation(_softplus(ctx, x, 1.0, 20.0), ctx.trt.ActivationType.TANH).get_output(0)
+    return ctx.set_output(node, [_multiply(ctx, x, tanh)])
+
+
+@converter("aten::selu(Tensor self) -> Tensor")
+def selu(ctx, node, args):
+    """scale * (max(0, x) + min(0, alpha * (exp(x) - 1))) with SELU's fixed alpha and scale."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.SELU, alpha, scale)
+
+
+@converter("aten::celu(Tensor self, Scalar alpha=1.) -> Tensor")
+def celu(ctx, node, args):
+    """alpha * elu(x / alpha)."""
+    alpha = args["alpha"].to_float()
+    if alpha == 0:
+        raise ValueError("celu's alpha must not be 0")
+    layer = ctx.net.add_activation(_multiply(ctx, args[0].itensor(), 1 / alpha), ctx.trt.ActivationType.ELU)
+    layer.alpha, layer.beta = 1.0, 0.0
+    return ctx.set_output(node, [_multiply(ctx, layer.get_output(0), alpha)])
+
+
+@converter("aten::log_sigmoid(Tensor self) -> Tensor")
+def log_sigmoid(ctx, node, args):
+    """min(x, 0) - log(1 + exp(-|x|)): log(sigmoid(x)) without its underflow to -inf."""
+    ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
+    x = args[0].itensor()
+    negative_magnitude = ctx.net.add_unary(ctx.net.add_unary(x, unary.ABS).get_output(0), unary.NEG).get_output(0)
+    exp = ctx.net.add_unary(negative_magnitude, unary.EXP).get_output(0)
+    log = ctx.net.add_unary(elementwise(ctx, exp, 1, ops.SUM), unary.LOG).get_output(0)
+    return ctx.set_output(node, [elementwise(ctx, elementwise(ctx, x, 0, ops.MIN), log, ops.SUB)])
+
+
+@converter("aten::prelu(Tensor self, Tensor weight) -> Tensor")
+@converter("aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
+def prelu(ctx, node, args):
+    """x where x > 0, else weight * x; a per-channel weight applies along dim 1."""
+    x, weight = args[0].itensor(), args[1].itensor()
+    if rank(weight) != 1:
+        raise ValueError(f"prelu weight must be 1-D (one slope, or one per channel), got rank {rank(weight)}")
+    if rank(x) >= 2 and tuple(weight.shape) != (1,):
+        weight = reshape(ctx, weight, (1, -1) + (1,) * (rank(x) - 2))  # channels are dim 1
+    positive = elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.GREATER, dtype_of(ctx, x))
+    slope = _multiply(ctx, x, cast(ctx, weight, dtype_of(ctx, x)))
+    return ctx.set_output(node, ctx.net.add_select(positive, x, slope))
+
+
+@converter("aten::glu(Tensor self, int dim=-1) -> Tensor")
+def glu(ctx, node, args):
+    """a * sigmoid(b), a and b the halves of self along dim (static there)."""
+    x = args[0].itensor()
+    dim = normalize_dim(args["dim"].to_int(), rank(x))
+    shape = list(x.shape)
+    if -1 in shape:
+        raise NotImplementedError(f"glu of a tensor with dynamic shape {tuple(shape)}: the halves are static slices")
+    if shape[dim] % 2:
+        raise ValueError(f"glu halves dim {dim}, which has odd size {shape[dim]}")
+    half = shape[:dim] + [shape[dim] // 2] + shape[dim + 1:]
+    first = ctx.net.add_slice(x, [0] * len(shape), half, [1] * len(shape)).get_output(0)
+    second_start = [0] * len(shape)
+    second_start[dim] = shape[dim] // 2
+    second = ctx.net.add_slice(x, second_start, half, [1] * len(shape)).get_output(0)
+    gate = ctx.net.add_activation(second, ctx.trt.ActivationType.SIGMOID).get_output(0)
+    return ctx.set_output(node, [_multiply(ctx, first, gate)])

@@ -1,4 +1,6 @@
-"""Reduction converters: sum, mean, prod, amax/amin and full max/min as one IReduceLayer each.
+"""Reduction converters: sum, mean, prod, amax/amin and full max/min as one IReduceLayer each; below them
+max/min over a dim, argmax/argmin, topk and sort (ITopKLayer), var/std, norms, any/all, logsumexp and
+cumsum (ICumulativeLayer).
 
 Registered from one table (schema -> ReduceOperation) feeding one builder. `dim` None or []
 reduces every dim; negative dims count from the end; `dtype=` casts the input first. Result
@@ -6,11 +8,14 @@ dtypes follow PyTorch: integer and bool sums and products widen to int64; max an
 input dtype, computing in int32 when TensorRT's reduce refuses it (bool, int8, uint8).
 """
 
+import math
+
 import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter
-from ._helpers import axes_mask, cast, dtype_of, rank, scalar_type
+from ._helpers import (axes_mask, cast, dtype_of, elementwise, normalize_dim, rank, reshape, reshape_to,
+                       scalar_type)
 
 _REDUCE = {
     "aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor": "SUM",
@@ -61,3 +66,274 @@ def _reduce_converter(schema, op_name):
 
 for _schema, _op in _REDUCE.items():
     converter(_schema)(_reduce_converter(_schema, _op))
+
+
+# ---- reductions with indices: max/min over a dim, argmax/argmin, topk and sort, through ITopKLayer ----
+
+MAX_TOPK = 3840  # TensorRT's largest k
+_TOPK_TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+
+
+def _topk(ctx, x, k, dim, largest):
+    """(values, int64 indices) of the k largest or smallest along `dim`, sorted; TensorRT limits k and the dim."""
+    dim = normalize_dim(dim, rank(x))
+    if rank(x) - dim > 4:
+        raise NotImplementedError(f"TensorRT's TopK reduces one of the last 4 dims; dim {dim} of a rank-{rank(x)} "
+                                  "tensor is not")
+    if not 1 <= k <= MAX_TOPK:
+        raise NotImplementedError(f"TensorRT's TopK takes k from 1 to {MAX_TOPK}, got {k}")
+    dtype = dtype_of(ctx, x)
+    op = ctx.trt.TopKOperation.MAX if largest else ctx.trt.TopKOperation.MIN
+    # The indices_type overload is TensorRT 10.16+: take the INT32 indices and widen them to PyTorch's int64.
+    layer = ctx.net.add_topk(cast(ctx, x, dtype if dtype in _TOPK_TYPES else torch.int32), op, k, 1 << dim)
+    return cast(ctx, layer.get_output(0), dtype), cast(ctx, layer.get_output(1), torch.int64)
+
+
+def _drop_dim(ctx, tensor, dim):
+    """`tensor` without its size-1 dim `dim`."""
+    shape = list(tensor.shape)
+    return reshape_to(ctx, tensor, shape[:dim] + shape[dim + 1:], copied=dim)
+
+
+def _extreme_along(ctx, x, dim, keepdim, largest):
+    """(values, indices) of the max or min along `dim`; a 0-d tensor is its own extreme, at index 0."""
+    if rank(x) == 0:
+        return x, ctx.constant(torch.tensor(0))
+    dim = normalize_dim(dim, rank(x))
+    values, indices = _topk(ctx, x, 1, dim, largest)
+    if keepdim:
+        return values, indices
+    return _drop_dim(ctx, values, dim), _drop_dim(ctx, indices, dim)
+
+
+@converter("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+def max_dim(ctx, node, args):
+    """(values, indices) of the maximum along dim."""
+    return ctx.set_output(node, list(_extreme_along(ctx, args[0].itensor(), args["dim"].to_int(),
+                                                    args["keepdim"].to_bool(), True)))
+
+
+@converter("aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+def min_dim(ctx, node, args):
+    """(values, indices) of the minimum along dim."""
+    return ctx.set_output(node, list(_extreme_along(ctx, args[0].itensor(), args["dim"].to_int(),
+                                                    args["keepdim"].to_bool(), False)))
+
+
+def _arg_extreme(ctx, node, args, largest):
+    x, dim, keepdim = args[0].itensor(), args["dim"].optional(Arg.to_int), args["keepdim"].to_bool()
+    if dim is not None:
+        return ctx.set_output(node, [_extreme_along(ctx, x, dim, keepdim, largest)[1]])
+    flat = reshape(ctx, x, (-1,))  # no dim: the index into the flattened tensor
+    _, index = _topk(ctx, flat, 1, 0, largest)
+    return ctx.set_output(node, [reshape(ctx, index, (1,) * rank(x) if keepdim else ())])
+
+
+@converter("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+def argmax(ctx, node, args):
+    """The index of the maximum along dim (of the flattened tensor when dim is None)."""
+    return _arg_extreme(ctx, node, args, True)
+
+
+@converter("aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+def argmin(ctx, node, args):
+    """The index of the minimum along dim (of the flattened tensor when dim is None)."""
+    return _arg_extreme(ctx, node, args, False)
+
+
+def _sorted_only(node, settings):
+    """TensorRT's TopK returns sorted values; an unsorted topk's order is PyTorch's own choice."""
+    return node.namedInput("sorted").toIValue() is True
+
+
+@converter("aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+           "(Tensor values, Tensor indices)", supports=_sorted_only)
+def topk(ctx, node, args):
+    """The k largest (or smallest) values along dim and their indices, sorted."""
+    return ctx.set_output(node, list(_topk(ctx, args[0].itensor(), args["k"].to_int(), args["dim"].to_int(),
+                                           args["largest"].to_bool())))
+
+
+def _unstable(node, settings):
+    """TensorRT's TopK does not promise the input order of equal values, which a stable sort does."""
+    return node.namedInput("stable").toIValue() is not True
+
+
+def _sort(ctx, node, args):
+    x = args[0].itensor()
+    dim = normalize_dim(args["dim"].to_int(), max(rank(x), 1))
+    if rank(x) == 0:
+        return ctx.set_output(node, [x, ctx.constant(torch.tensor(0))])
+    size = x.shape[dim]
+    if size == -1:
+        raise NotImplementedError("sort along a dynamic dim: TensorRT's TopK needs k, the dim's size, at build time")
+    return ctx.set_output(node, list(_topk(ctx, x, size, dim, args["descending"].to_bool())))
+
+
+@converter("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
+def sort(ctx, node, args):
+    """Sort along dim: a TopK of the dim's whole size (up to TensorRT's largest k)."""
+    return _sort(ctx, node, args)
+
+
+@converter("aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+           "(Tensor values, Tensor indices)", supports=_unstable)
+def sort_stable(ctx, node, args):
+    """sort(stable=False or None): as sort."""
+    return _sort(ctx, node, args)
+
+
+# ---- statistics, norms, logical reductions, scans ----
+
+def _dims_of(args, x):
+    """The dims of a `dim` argument, every dim when it is None or empty."""
+    dims = _named(args, "dim", Arg.to_int_list, [])
+    return [normalize_dim(d, rank(x)) for d in dims] if dims else list(range(rank(x)))
+
+
+def _reduce(ctx, x, op_name, dims, keepdim):
+    if rank(x) == 0:
+        return x
+    return ctx.net.add_reduce(x, getattr(ctx.trt.ReduceOperation, op_name), axes_mask(dims, rank(x)),
+                              keepdim).get_output(0)
+
+
+def _variance(ctx, x, dims, correction, keepdim):
+    """sum((x - mean)^2) / (N - correction), N the static count of reduced elements."""
+    sizes = [1 if rank(x) == 0 else x.shape[d] for d in dims]
+    if -1 in sizes:
+        raise NotImplementedError("var/std over a dynamic dim: the element count is needed at build time")
+    ops = ctx.trt.ElementWiseOperation
+    x = cast(ctx, x, dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32)
+    centered = elementwise(ctx, x, _reduce(ctx, x, "AVG", dims, True), ops.SUB)
+    total = _reduce(ctx, elementwise(ctx, centered, centered, ops.PROD), "SUM", dims, keepdim)
+    return elementwise(ctx, total, max(math.prod(sizes) - correction, 0), ops.DIV)
+
+
+def _correction(args):
+    if any(arg.name == "unbiased" for arg in args):
+        return 1 if args["unbiased"].to_bool() else 0
+    return _named(args, "correction", Arg.to_float, 1)
+
+
+_VARIANCE = ("(Tensor self, bool unbiased=True) -> Tensor",
+             "(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+             "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
+
+
+def _statistic(root):
+    def convert(ctx, node, args):
+        x = args[0].itensor()
+        keepdim = _named(args, "keepdim", Arg.to_bool, False)
+        variance = _variance(ctx, x, _dims_of(args, x), _correction(args), keepdim)
+        return ctx.set_output(node, [ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0)
+                                     if root else variance])
+
+    convert.__name__ = convert.__qualname__ = "std" if root else "var"
+    convert.__doc__ = f"{'Standard deviation' if root else 'Variance'} with Bessel's correction (or `correction`)."
+    return convert
+
+
+for _overload, _signature in zip(("", ".dim", ".correction"), _VARIANCE):
+    converter(f"aten::var{_overload}{_signature}")(_statistic(False))
+    converter(f"aten::std{_overload}{_signature}")(_statistic(True))
+
+
+def _vector_norm(ctx, x, p, dims, keepdim):
+    """The p-norm over dims: p 1, 2, inf, -inf, or any other p > 0 as sum(|x|^p)^(1/p)."""
+    ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
+    magnitude = ctx.net.add_unary(x, unary.ABS).get_output(0)
+    if p in (math.inf, -math.inf):
+        return _reduce(ctx, magnitude, "MAX" if p > 0 else "MIN", dims, keepdim)
+    if p <= 0:
+        raise NotImplementedError(f"the {p}-norm: only p > 0 and inf norms are converted")
+    if p == 1:
+        return _reduce(ctx, magnitude, "SUM", dims, keepdim)
+    if p == 2:
+        squares = _reduce(ctx, elementwise(ctx, x, x, ops.PROD), "SUM", dims, keepdim)
+        return ctx.net.add_unary(squares, unary.SQRT).get_output(0)
+    powers = _reduce(ctx, elementwise(ctx, magnitude, p, ops.POW), "SUM", dims, keepdim)
+    return elementwise(ctx, powers, 1 / p, ops.POW)
+
+
+def _norm_input(ctx, args):
+    """The input in the norm's dtype (`dtype=` when given); norms are float-only, as in PyTorch."""
+    x = args[0].itensor()
+    dtype = scalar_type(_named(args, "dtype", Arg.to_int, None)) or dtype_of(ctx, x)
+    if not dtype.is_floating_point:
+        raise ValueError(f"norms need a float input, got {dtype}")
+    return cast(ctx, x, dtype)
+
+
+@converter("aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor")
+@converter("aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor")
+@converter("aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) "
+           "-> Tensor")
+@converter("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor")
+def norm(ctx, node, args):
+    """torch.norm: the vector p-norm over dims (all when none are given)."""
+    x = _norm_input(ctx, args)
+    p = args["p"].optional(Arg.to_float)
+    keepdim = _named(args, "keepdim", Arg.to_bool, False)
+    return ctx.set_output(node, [_vector_norm(ctx, x, 2.0 if p is None else p, _dims_of(args, x), keepdim)])
+
+
+@converter("aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+           "ScalarType? dtype=None) -> Tensor")
+def linalg_vector_norm(ctx, node, args):
+    """torch.linalg.vector_norm: the ord-norm over dims (all when none are given)."""
+    x = _norm_input(ctx, args)
+    return ctx.set_output(node, [_vector_norm(ctx, x, args["ord"].to_float(), _dims_of(args, x),
+                                              args["keepdim"].to_bool())])
+
+
+def _truth_reduction(op_name):
+    def convert(ctx, node, args):
+        x = args[0].itensor()
+        truth = x if dtype_of(ctx, x) == torch.bool else ctx.net.add_unary(
+            elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.EQUAL, dtype_of(ctx, x)),
+            ctx.trt.UnaryOperation.NOT).get_output(0)
+        # TensorRT's reduce takes no BOOL: any is a MAX and all a MIN of the truth values as int32.
+        reduced = _reduce(ctx, cast(ctx, truth, torch.int32), op_name, _dims_of(args, x),
+                          _named(args, "keepdim", Arg.to_bool, False))
+        return ctx.set_output(node, [cast(ctx, reduced, torch.bool)])
+
+    convert.__name__ = convert.__qualname__ = "any" if op_name == "MAX" else "all"
+    convert.__doc__ = f"Whether {'any' if op_name == 'MAX' else 'every'} element over dims is nonzero."
+    return convert
+
+
+for _name, _op in (("any", "MAX"), ("all", "MIN")):
+    converter(f"aten::{_name}(Tensor self) -> Tensor")(_truth_reduction(_op))
+    converter(f"aten::{_name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")(_truth_reduction(_op))
+    converter(f"aten::{_name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")(
+        _truth_reduction(_op))
+
+
+@converter("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
+def logsumexp(ctx, node, args):
+    """log(sum(exp(x))) over dims, computed as m + log(sum(exp(x - m))), m the max, so it does not overflow."""
+    ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
+    x = args[0].itensor()
+    x = cast(ctx, x, dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32)
+    dims, keepdim = _dims_of(args, x), args["keepdim"].to_bool()
+    peak = _reduce(ctx, x, "MAX", dims, True)
+    exp = ctx.net.add_unary(elementwise(ctx, x, peak, ops.SUB), unary.EXP).get_output(0)
+    log = ctx.net.add_unary(_reduce(ctx, exp, "SUM", dims, keepdim), unary.LOG).get_output(0)
+    return ctx.set_output(node, [elementwise(ctx, _reduce(ctx, peak, "MAX", dims, keepdim), log, ops.SUM)])
+
+
+@converter("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+def cumsum(ctx, node, args):
+    """Inclusive prefix sums along dim (one ICumulativeLayer); integers and bools sum in int64, as in PyTorch."""
+    x = args[0].itensor()
+    dtype = scalar_type(args["dtype"].optional(Arg.to_int)) or (
+        dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.int64)
+    if rank(x) == 0:
+        return ctx.set_output(node, [cast(ctx, x, dtype)])
+    if not hasattr(ctx.network, "add_cumulative"):  # TensorRT 10.3, the oldest supported, predates it
+        raise NotImplementedError("this TensorRT has no ICumulativeLayer; cumsum runs in PyTorch (a newer TensorRT "
+                                  "converts it)")
+    axis = ctx.constant(torch.tensor(normalize_dim(args["dim"].to_int(), rank(x)), dtype=torch.int32))
+    layer = ctx.net.add_cumulative(cast(ctx, x, dtype), axis, ctx.trt.CumulativeOperation.SUM, False, False)
+    return ctx.set_output(node, layer)

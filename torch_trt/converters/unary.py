@@ -1,38 +1,127 @@
-"""Unary converters: one IUnaryLayer each (exp, log, sqrt, abs, neg, ...), plus rsqrt."""
+"""Unary converters: one IUnaryLayer each (exp, log, sqrt, abs, trigonometric, ...), and the ops built from them.
+
+TensorRT's unary ops take floats, except ABS and SIGN (also integers) and NOT (BOOL): integer inputs of
+the float ops are computed in float32 as PyTorch promotes them; rounding ops are the identity on
+integers, and negation of an integer is emitted as 0 - x.
+"""
+
+import math
 
 import torch
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import cast, dtype_of
+from ._helpers import cast, dtype_of, elementwise
 
-_UNARY = {
+_FLOAT_UNARY = {
     "aten::exp(Tensor self) -> Tensor": "EXP",
     "aten::log(Tensor self) -> Tensor": "LOG",
     "aten::sqrt(Tensor self) -> Tensor": "SQRT",
-    "aten::abs(Tensor self) -> Tensor": "ABS",
-    "aten::neg(Tensor self) -> Tensor": "NEG",
     "aten::sin(Tensor self) -> Tensor": "SIN",
     "aten::cos(Tensor self) -> Tensor": "COS",
+    "aten::tan(Tensor self) -> Tensor": "TAN",
+    "aten::asin(Tensor self) -> Tensor": "ASIN",
+    "aten::acos(Tensor self) -> Tensor": "ACOS",
+    "aten::atan(Tensor self) -> Tensor": "ATAN",
+    "aten::sinh(Tensor self) -> Tensor": "SINH",
+    "aten::cosh(Tensor self) -> Tensor": "COSH",
+    "aten::asinh(Tensor self) -> Tensor": "ASINH",
+    "aten::acosh(Tensor self) -> Tensor": "ACOSH",
+    "aten::atanh(Tensor self) -> Tensor": "ATANH",
     "aten::erf(Tensor self) -> Tensor": "ERF",
-    "aten::floor(Tensor self) -> Tensor": "FLOOR",
-    "aten::ceil(Tensor self) -> Tensor": "CEIL",
     "aten::reciprocal(Tensor self) -> Tensor": "RECIP",
 }
-_FLOAT_ONLY = {"EXP", "LOG", "SQRT", "SIN", "COS", "ERF", "RECIP"}
+_ROUNDING = {
+    "aten::floor(Tensor self) -> Tensor": "FLOOR",
+    "aten::ceil(Tensor self) -> Tensor": "CEIL",
+    "aten::round(Tensor self) -> Tensor": "ROUND",
+}
+_INTEGER_UNARY = {
+    "aten::abs(Tensor self) -> Tensor": "ABS",
+    "aten::sign(Tensor self) -> Tensor": "SIGN",
+}
+_FLOAT_CHECKS = {
+    "aten::isnan(Tensor self) -> Tensor": "ISNAN",
+    "aten::isinf(Tensor self) -> Tensor": "ISINF",
+}
 
 
-def _unary(ctx, node, args, op_name):
+def _unary(ctx, x, op_name):
+    return ctx.net.add_unary(x, getattr(ctx.trt.UnaryOperation, op_name)).get_output(0)
+
+
+def _as_float(ctx, x):
+    """`x`, cast to float32 when it is not a float tensor (PyTorch promotes integers and bools so)."""
+    return x if dtype_of(ctx, x).is_floating_point else cast(ctx, x, torch.float32)
+
+
+def _float_unary(ctx, node, args, op_name):
+    return ctx.set_output(node, [_unary(ctx, _as_float(ctx, args[0].itensor()), op_name)])
+
+
+def _rounding(ctx, node, args, op_name):
     x = args[0].itensor()
-    if op_name in _FLOAT_ONLY and not dtype_of(ctx, x).is_floating_point:
-        x = cast(ctx, x, torch.float32)  # PyTorch promotes integer inputs of these ops to float
-    return ctx.set_output(node, ctx.net.add_unary(x, getattr(ctx.trt.UnaryOperation, op_name)))
+    return ctx.set_output(node, [_unary(ctx, x, op_name) if dtype_of(ctx, x).is_floating_point else x])
 
 
-converter_table(_UNARY, _unary, "Unary")
+def _integer_unary(ctx, node, args, op_name):
+    return ctx.set_output(node, [_unary(ctx, args[0].itensor(), op_name)])
+
+
+converter_table(_FLOAT_UNARY, _float_unary, "Unary")
+converter_table(_ROUNDING, _rounding, "Unary (the identity on integers)")
+converter_table(_INTEGER_UNARY, _integer_unary, "Unary")
+converter_table(_FLOAT_CHECKS, _float_unary, "Unary (false for integers)")
+
+
+@converter("aten::neg(Tensor self) -> Tensor")
+def neg(ctx, node, args):
+    """-self; TensorRT's NEG is float-only, so integers compute 0 - self."""
+    x = args[0].itensor()
+    if dtype_of(ctx, x).is_floating_point:
+        return ctx.set_output(node, [_unary(ctx, x, "NEG")])
+    return ctx.set_output(node, [elementwise(ctx, 0, x, ctx.trt.ElementWiseOperation.SUB, dtype_of(ctx, x))])
+
+
+@converter("aten::trunc(Tensor self) -> Tensor")
+def trunc(ctx, node, args):
+    """Round toward zero: sign(x) * floor(|x|) (TensorRT has no TRUNC); the identity on integers."""
+    x = args[0].itensor()
+    if not dtype_of(ctx, x).is_floating_point:
+        return ctx.set_output(node, [x])
+    magnitude = _unary(ctx, _unary(ctx, x, "ABS"), "FLOOR")
+    sign = _unary(ctx, x, "SIGN")
+    return ctx.set_output(node, [elementwise(ctx, sign, magnitude, ctx.trt.ElementWiseOperation.PROD)])
 
 
 @converter("aten::rsqrt(Tensor self) -> Tensor")
 def rsqrt(ctx, node, args):
     """1 / sqrt(self)."""
-    root = ctx.net.add_unary(args[0].itensor(), ctx.trt.UnaryOperation.SQRT).get_output(0)
-    return ctx.set_output(node, ctx.net.add_unary(root, ctx.trt.UnaryOperation.RECIP))
+    return ctx.set_output(node, [_unary(ctx, _unary(ctx, _as_float(ctx, args[0].itensor()), "SQRT"), "RECIP")])
+
+
+def _scaled_log(base):
+    def convert(ctx, node, args):
+        log = _unary(ctx, _as_float(ctx, args[0].itensor()), "LOG")
+        return ctx.set_output(node, [elementwise(ctx, log, 1 / math.log(base), ctx.trt.ElementWiseOperation.PROD)])
+
+    convert.__name__ = convert.__qualname__ = f"log{base}"
+    convert.__doc__ = f"log(self) / log({base})."
+    return convert
+
+
+converter("aten::log2(Tensor self) -> Tensor")(_scaled_log(2))
+converter("aten::log10(Tensor self) -> Tensor")(_scaled_log(10))
+
+
+@converter("aten::log1p(Tensor self) -> Tensor")
+def log1p(ctx, node, args):
+    """log(1 + self)."""
+    x = _as_float(ctx, args[0].itensor())
+    return ctx.set_output(node, [_unary(ctx, elementwise(ctx, x, 1, ctx.trt.ElementWiseOperation.SUM), "LOG")])
+
+
+@converter("aten::expm1(Tensor self) -> Tensor")
+def expm1(ctx, node, args):
+    """exp(self) - 1."""
+    exp = _unary(ctx, _as_float(ctx, args[0].itensor()), "EXP")
+    return ctx.set_output(node, [elementwise(ctx, exp, 1, ctx.trt.ElementWiseOperation.SUB)])

@@ -1,3 +1,3 @@
 """Compile-time evaluators, mirroring the converter layout: prim ops and aten ops on static values."""
 
-from . import aten, prim  # noqa: F401  (registration)
+from . import aten, device, prim  # noqa: F401  (registration)

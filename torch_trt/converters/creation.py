@@ -1,0 +1,217 @@
+"""Creation and casting converters: zeros/ones/full (and _like, new_), arange, aten::to, type_as, tril/triu.
+
+Created tensors are build-time constants, so their sizes must be known at build: a size read from a
+dynamic dim raises and the node runs in PyTorch. Their `device=` is the engine's (every tensor of an
+engine lives there). `aten::to` only casts: it converts when its device is the engine's own.
+"""
+
+import torch
+
+from ..conversion.args import Arg
+from ..conversion.evaluators import device  # noqa: F401  (registers prim::device, which scripted creation uses)
+from ..conversion.registry import converter
+from ._helpers import cast, dtype_of, rank, scalar_type
+
+# Casts TensorRT can do inside a network: float64 has no TensorRT type, int8 needs Q/DQ, uint8 is IO-only.
+_CASTABLE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool)
+
+
+def _dtype_arg(args, default):
+    """The `dtype=` argument as a torch dtype, `default` when it is None."""
+    return scalar_type(args["dtype"].optional(Arg.to_int)) or default
+
+
+def _static_shape(tensor, what):
+    shape = tuple(tensor.shape)
+    if -1 in shape:
+        raise NotImplementedError(f"{what} of a tensor with dynamic shape {shape}: TensorRT constants need static "
+                                  "sizes")
+    return shape
+
+
+def _filled(ctx, node, size, value, dtype):
+    """A constant of `size` filled with `value` in `dtype` (PyTorch's inference when dtype is None)."""
+    size = list(size)
+    if dtype is not None and dtype not in _CASTABLE:
+        raise NotImplementedError(f"a {dtype} tensor cannot be made inside a TensorRT network")
+    return ctx.set_output(node, [ctx.constant(torch.full(size, value, dtype=dtype))])
+
+
+@converter("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=None) -> Tensor")
+def zeros(ctx, node, args):
+    """torch.zeros(size)."""
+    return _filled(ctx, node, args["size"].to_int_list(), 0, _dtype_arg(args, torch.get_default_dtype()))
+
+
+@converter("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=None) -> Tensor")
+def ones(ctx, node, args):
+    """torch.ones(size)."""
+    return _filled(ctx, node, args["size"].to_int_list(), 1, _dtype_arg(args, torch.get_default_dtype()))
+
+
+@converter("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=None) -> Tensor")
+def full(ctx, node, args):
+    """torch.full(size, fill_value); the dtype follows the fill value when not given."""
+    return _filled(ctx, node, args["size"].to_int_list(), args["fill_value"].value, _dtype_arg(args, None))
+
+
+_LIKE = ("Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+         "MemoryFormat? memory_format=None) -> Tensor")
+
+
+def _like(ctx, node, args, value):
+    x = args[0].itensor()
+    return _filled(ctx, node, _static_shape(x, node.kind()), value, _dtype_arg(args, dtype_of(ctx, x)))
+
+
+@converter(f"aten::zeros_like({_LIKE}")
+def zeros_like(ctx, node, args):
+    """Zeros shaped like self."""
+    return _like(ctx, node, args, 0)
+
+
+@converter(f"aten::ones_like({_LIKE}")
+def ones_like(ctx, node, args):
+    """Ones shaped like self."""
+    return _like(ctx, node, args, 1)
+
+
+@converter(f"aten::full_like(Tensor self, Scalar fill_value, *, {_LIKE.split('*, ', 1)[1]}")
+def full_like(ctx, node, args):
+    """fill_value shaped like self."""
+    return _like(ctx, node, args, args["fill_value"].value)
+
+
+_NEW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+
+
+def _new(ctx, node, args, value):
+    dtype = _dtype_arg(args, dtype_of(ctx, args[0].value))
+    return _filled(ctx, node, args["size"].to_int_list(), value, dtype)
+
+
+@converter(f"aten::new_zeros(Tensor self, SymInt[] size, {_NEW}")
+def new_zeros(ctx, node, args):
+    """Zeros of `size` in self's dtype."""
+    return _new(ctx, node, args, 0)
+
+
+@converter(f"aten::new_ones(Tensor self, SymInt[] size, {_NEW}")
+def new_ones(ctx, node, args):
+    """Ones of `size` in self's dtype."""
+    return _new(ctx, node, args, 1)
+
+
+@converter(f"aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, {_NEW}")
+def new_full(ctx, node, args):
+    """fill_value of `size` in self's dtype."""
+    return _new(ctx, node, args, args["fill_value"].value)
+
+
+_RANGE = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+
+
+def _arange(ctx, node, args, start, end, step):
+    values = torch.arange(start, end, step, dtype=_dtype_arg(args, None))
+    if values.dtype not in _CASTABLE:
+        raise NotImplementedError(f"a {values.dtype} arange cannot be made inside a TensorRT network")
+    return ctx.set_output(node, [ctx.constant(values)])
+
+
+@converter(f"aten::arange(Scalar end, {_RANGE}")
+def arange(ctx, node, args):
+    """torch.arange(end), with `end` known at build (a constant or a static size)."""
+    return _arange(ctx, node, args, 0, args["end"].value, 1)
+
+
+@converter(f"aten::arange.start(Scalar start, Scalar end, {_RANGE}")
+def arange_start(ctx, node, args):
+    """torch.arange(start, end)."""
+    return _arange(ctx, node, args, args["start"].value, args["end"].value, 1)
+
+
+@converter(f"aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, {_RANGE}")
+def arange_start_step(ctx, node, args):
+    """torch.arange(start, end, step)."""
+    return _arange(ctx, node, args, args["start"].value, args["end"].value, args["step"].value)
+
+
+def _cast_to(ctx, node, x, dtype):
+    """`x` as `dtype` (unchanged when None), refusing casts TensorRT cannot do inside a network."""
+    if dtype is not None and dtype not in _CASTABLE:
+        raise NotImplementedError(f"a cast to {dtype} cannot run inside a TensorRT network (it takes "
+                                  f"{', '.join(str(d) for d in _CASTABLE)})")
+    return ctx.set_output(node, [x if dtype is None else cast(ctx, x, dtype)])
+
+
+def _stays_on_device(node, settings):
+    """aten::to with a device argument converts when that device is the engine's: None, the prim::device of a
+    tensor (every engine tensor lives on the engine's device), or a constant naming the device the settings
+    resolve to (a traced graph records its example's device, and compile traces on the engine's device)."""
+    value = node.namedInput("device")
+    if value.node().kind() == "prim::device":
+        return True
+    if value.node().kind() != "prim::Constant":
+        return False
+    wanted = value.toIValue()
+    if wanted is None:
+        return True
+    wanted, engine = torch.device(wanted), settings.resolved_device()
+    return wanted.type == engine.type and wanted.index in (None, engine.index)
+
+
+@converter("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+           "MemoryFormat? memory_format=None) -> Tensor(a)")
+def to_dtype(ctx, node, args):
+    """x.to(dtype)."""
+    return _cast_to(ctx, node, args[0].itensor(), scalar_type(args["dtype"].to_int()))
+
+
+@converter("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, "
+           "MemoryFormat? memory_format=None) -> Tensor(a)", supports=_stays_on_device)
+@converter("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
+           "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", supports=_stays_on_device)
+@converter("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, "
+           "bool copy=False) -> Tensor(b|a)", supports=_stays_on_device)
+def to_device(ctx, node, args):
+    """x.to(device, dtype) where device is the engine's (see _stays_on_device): a cast, or nothing."""
+    return _cast_to(ctx, node, args[0].itensor(), scalar_type(args["dtype"].optional(Arg.to_int)))
+
+
+@converter("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
+           "MemoryFormat? memory_format=None) -> Tensor(a)")
+@converter("aten::type_as(Tensor self, Tensor other) -> Tensor")
+def type_as(ctx, node, args):
+    """self in other's dtype."""
+    return _cast_to(ctx, node, args[0].itensor(), dtype_of(ctx, args[1].value))
+
+
+def _triangle(ctx, node, args, keep):
+    """Zero the elements outside the triangle: a constant mask over the last two dims and a select."""
+    x = args[0].itensor()
+    if rank(x) < 2:
+        raise ValueError(f"{node.kind()} needs a tensor of rank >= 2, got rank {rank(x)}")
+    rows, columns = tuple(x.shape)[-2:]
+    if -1 in (rows, columns):
+        raise NotImplementedError(f"{node.kind()} over dynamic dims {tuple(x.shape)}: the mask is a build-time "
+                                  "constant")
+    mask = keep(torch.ones(rows, columns, dtype=torch.bool), args["diagonal"].to_int())
+    mask = ctx.constant(mask.reshape((1,) * (rank(x) - 2) + (rows, columns)))
+    zero = ctx.constant(torch.zeros((1,) * rank(x), dtype=dtype_of(ctx, x)))
+    return ctx.set_output(node, ctx.net.add_select(mask, x, zero))
+
+
+@converter("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor")
+def tril(ctx, node, args):
+    """The lower triangle of the last two dims, from `diagonal` down."""
+    return _triangle(ctx, node, args, torch.tril)
+
+
+@converter("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor")
+def triu(ctx, node, args):
+    """The upper triangle of the last two dims, from `diagonal` up."""
+    return _triangle(ctx, node, args, torch.triu)
