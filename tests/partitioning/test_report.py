@@ -30,12 +30,12 @@ def test_report_lists_segments_ops_shapes_and_reasons():
     report = _explain(torch_executed_ops={"aten::tanh"})
     assert report.kinds == ["engine", "torch"]  # the engine blocks left after tanh are under min_block_size
     engine, fallback = report.segments
-    assert engine.ops == ["aten::relu", "aten::mul", "aten::add", "aten::sigmoid", "aten::sub", "aten::sum"]
-    assert engine.inputs == ["%x.1 (3, 4):float32"] and engine.node_count == 6
+    assert engine.ops == ["aten::relu", "aten::mul", "aten::add", "aten::sigmoid", "aten::sub", "aten::sum", "aten::gt"]
+    assert engine.inputs == ["%x.1 (3, 4):float32"] and engine.node_count == 7
     codes = {reason.code for _, reason in fallback.reasons}
     assert codes == {Code.NO_CONVERTER, Code.DATA_DEPENDENT, Code.CONTROL_FLOW, Code.USER_REQUEST, Code.SMALL_BLOCK}
     text = str(report)
-    for expected in ("TensorRT engine: 6 node(s)", "prim::If has sub-blocks", "sent to PyTorch by torch_executed_ops",
+    for expected in ("TensorRT engine: 7 node(s)", "prim::If has sub-blocks", "sent to PyTorch by torch_executed_ops",
                      "torch_trt_test::opaque [torch_trt_test::opaque(", "fewer than min_block_size=5", "(3, 4):float32"):
         assert expected in text, text
 
