@@ -10,8 +10,9 @@ reference does the same when an engine is loaded:
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
   its last reader, so weights live on the device once and intermediates die at last use;
 - code generation: at `builder_optimization_level` >= 2 (CUDA) or >= 4 (CPU, where generating
-  C++ takes tens of seconds an engine) that graph is compiled by PyTorch's inductor, once per
-  input shape, with the constants frozen into the generated kernels; level 5 autotunes them.
+  C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
+  inductor, once per input shape, with the constants folded into the generated kernels; level 5
+  autotunes them.
   Below that, the generated Python runs as it is. Inductor's caches make a later load of the same
   engine fast.
 """
@@ -20,6 +21,8 @@ import logging
 
 import torch
 import torch.fx
+from torch._inductor.compile_fx import compile_fx
+from torch.fx.experimental.proxy_tensor import make_fx
 
 logger = logging.getLogger(__name__)
 
@@ -68,16 +71,28 @@ def compile_program(program, optimization_level, device, tf32):
     autotune = optimization_level >= AUTOTUNE_LEVEL
     logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d%s)",
                 optimization_level, ", autotuned" if autotune else "")
-    # One compilation per input shape: engines are replayed per shape (CUDA graphs, in the runtime) anyway, and
-    # static shapes let inductor pick the best kernels; each program is its own generated code, so engines never
-    # share guards.
-    compiled = torch.compile(program, dynamic=False, options={"freezing": True, "max_autotune": autotune})
+    kernels = {}  # input shapes -> inductor's compiled function
 
     def run(*inputs):
-        with torch.no_grad():  # inductor freezes weights only without autograd; engines are inference-only
-            return compiled(*inputs)
+        key = tuple(tuple(t.shape) for t in inputs)
+        with torch.no_grad():
+            if key not in kernels:
+                kernels[key] = _generate(program, inputs, autotune)
+            return kernels[key](*inputs)
 
     return _with_tf32(run, tf32)
+
+
+def _generate(program, inputs, autotune):
+    """Inductor's code for `program` at these input shapes.
+
+    The program is traced to an ATen graph with its weights as constants (make_fx), which inductor folds
+    into the kernels, and compiled directly: no dynamo, so no guards that engines of the same structure
+    could share. Static shapes let inductor pick the best kernels; each new shape compiles once (engines
+    are replayed per shape in CUDA graphs anyway).
+    """
+    graph = make_fx(program)(*inputs)
+    return compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune})
 
 
 def _with_tf32(function, tf32):
