@@ -99,3 +99,25 @@ def test_huggingface_gpt2(builds):
     assert pytorch_ops(builds) == []
     for want, got in zip(expected.past_key_values.layers, actual.past_key_values.layers):
         torch.testing.assert_close(got.keys, want.keys, rtol=1e-4, atol=1e-4)
+
+
+class VisionTransformerBlock(nn.Module):
+    """A torchvision-style ViT: patch convolution, class token, nn.MultiheadAttention blocks (traced size math)."""
+
+    def __init__(self):
+        super().__init__()
+        self.patches, self.token = nn.Conv2d(3, 32, 8, 8), nn.Parameter(torch.zeros(1, 1, 32))
+        self.norm, self.attention = nn.LayerNorm(32), nn.MultiheadAttention(32, 4, batch_first=True)
+        self.mlp = nn.Sequential(nn.LayerNorm(32), nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32))
+
+    def forward(self, x):
+        x = self.patches(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.token.expand(x.shape[0], -1, -1), x], dim=1)
+        y = self.norm(x)
+        x = x + self.attention(y, y, y, need_weights=False)[0]
+        return (x + self.mlp(x))[:, 0]
+
+
+def test_multihead_attention_size_math_stays_in_the_engine(builds):
+    check_compiled(VisionTransformerBlock().eval(), [[torch.randn(2, 3, 32, 32)]])
+    assert engines_per_build(builds) == [1] and pytorch_ops(builds) == []

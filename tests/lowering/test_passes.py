@@ -9,6 +9,7 @@ from torch_trt.lowering.passes.matmul_forms import mm_to_matmul, unpack_addmm, u
 from torch_trt.lowering.passes.fused_attention import lower_fused_attention
 from torch_trt.lowering.passes.remove_dead_loops import remove_dead_loops
 from torch_trt.lowering.passes.remove_no_ops import remove_no_ops, view_to_reshape
+from torch_trt.lowering.passes.traced_sizes import fold_traced_sizes
 from torch_trt.lowering.rewrite import replace_node
 from torch_trt import lowering
 
@@ -185,3 +186,28 @@ def test_contiguous_whose_result_is_written_is_kept():
         return (%x, %z)""")
     remove_no_ops(graph)
     FileCheck().check("aten::contiguous").check("aten::add_").run(str(graph))
+
+
+def _traced_size_arithmetic(x):
+    return x.reshape(x.size(0) * 4, torch.div(x.size(1), 4, rounding_mode="trunc"))
+
+
+def test_traced_size_arithmetic_becomes_int_arithmetic():
+    graph = torch.jit.trace(_traced_size_arithmetic, torch.randn(2, 16)).graph
+    FileCheck().check("prim::NumToTensor").check("aten::Int").run(graph)
+    fold_traced_sizes(graph)
+    FileCheck().check_not("aten::Int").check_not("prim::NumToTensor").check("aten::floordiv").run(graph)
+    function = torch._C._create_function_from_graph("folded", graph)
+    x = torch.randn(3, 16)
+    assert torch.equal(function(x), _traced_size_arithmetic(x))
+
+
+@torch.jit.script
+def _size_from_data(x):
+    return x.reshape(int(x.sum()), -1)
+
+
+def test_tensor_data_read_by_int_is_kept():
+    graph = _size_from_data.graph.copy()
+    fold_traced_sizes(graph)
+    FileCheck().check("aten::Int").run(graph)

@@ -23,6 +23,17 @@ def reshape(ctx, node, args):
     return ctx.set_output(node, [reshape_to(ctx, args[0].itensor(), args[1].to_int_list())])
 
 
+@converter("aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")
+def unflatten(ctx, node, args):
+    """Split dim `dim` into `sizes` (one of them may be -1); the other dims are kept."""
+    x = args[0].itensor()
+    dim, sizes = normalize_dim(args["dim"].to_int(), rank(x)), args["sizes"].to_int_list()
+    if x.shape[dim] == -1 and -1 not in sizes:
+        sizes = [-1 if i == 0 else d for i, d in enumerate(sizes)]  # the dynamic dim's first part is inferred
+    shape = list(x.shape[:dim]) + sizes + list(x.shape[dim + 1:])
+    return ctx.set_output(node, [reshape_to(ctx, x, shape, copied=dim)])
+
+
 @converter("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
 def flatten(ctx, node, args):
     """Merge dims start_dim..end_dim into one (a 0-D tensor becomes 1-D)."""

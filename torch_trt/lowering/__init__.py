@@ -15,6 +15,7 @@ from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.remove_dead_loops import remove_dead_loops
 from .passes.remove_exception_branches import remove_exception_branches
 from .passes.remove_no_ops import remove_no_ops, view_to_reshape
+from .passes.traced_sizes import fold_traced_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,7 @@ PASSES = [
     remove_dead_loops,
     remove_no_ops,
     view_to_reshape,
+    fold_traced_sizes,
     normalize_convolution,
     unpack_linear,
     unpack_addmm,
