@@ -16,6 +16,7 @@ import torch
 import opaque_op  # noqa: F401  (registers torch.ops.torch_trt_test.opaque)
 from conformance.manifest import Manifest
 from conformance.recorder import Recorder, install, recording, report, violations
+from torch_trt.backend import engine_cache
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 FINAL_CHECK = "test_pipeline_uses_only_real_tensorrt_api"
@@ -27,6 +28,16 @@ _REPORT = []
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """Dynamo's caches and torch_trt's engine cache cleared before and after the test."""
+    torch._dynamo.reset()
+    engine_cache.clear()
+    yield
+    torch._dynamo.reset()
+    engine_cache.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,18 +1,13 @@
 """Fixtures for the dynamo front door: a fresh dynamo and engine cache per test, and a build counter."""
 
 import pytest
-import torch
 
-from torch_trt.backend import dynamo, engine_cache
+from torch_trt.backend import dynamo
 
 
 @pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    engine_cache.clear()
-    yield
-    torch._dynamo.reset()
-    engine_cache.clear()
+def every_test_starts_fresh(fresh_dynamo):
+    """A fresh dynamo and engine cache for each test here (tests/conftest.py)."""
 
 
 @pytest.fixture
