@@ -109,3 +109,9 @@ def test_a_null_output_address_is_refused():
     context.set_tensor_address("y", 0)
     assert not context.execute_async_v3(0)
     assert "null address" in " ".join(engine._logger.errors())
+
+
+def test_the_engine_keeps_weights_on_its_device_only_in_its_program():
+    engine = _engine(_scaled_plus_dead_branch)
+    held = [w for layer_weights in engine._weights for w in layer_weights.values()]
+    assert held and all(w.is_meta for w in held)  # the folded constants' sources are not kept beside the program

@@ -44,12 +44,14 @@ class ICudaEngine:
         self._records = plan["layers"]
         on_host = any(entry["location"] == "HOST" for entry in plan["io"])
         self._device = torch.device("cpu" if on_host else "cuda")
-        self._weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
-                         for record in self._records]
+        weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
+                   for record in self._records]
         self._name = plan["name"]
         inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
         outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
-        self._module = build_program(self._layers, self._records, self._weights, inputs, outputs, self._device)
+        self._module = build_program(self._layers, self._records, weights, inputs, outputs, self._device)
+        # The program holds the device weights it reads (folded ones are gone); shape inference needs only metadata.
+        self._weights = [{name: w.to("meta") for name, w in layer_weights.items()} for layer_weights in weights]
         self._program = compile_program(self._module, plan.get("optimization_level", 3), self._device,
                                         plan.get("tf32", True))
 
@@ -86,7 +88,6 @@ class ICudaEngine:
     def _infer(self, values):
         """Run every layer on meta tensors `values` (IO name -> tensor), in place: the shapes of every tensor."""
         for layer, record, weights in zip(self._layers, self._records, self._weights):
-            weights = {name: w.to("meta") for name, w in weights.items()}
             outputs = layer._compute([None if n is None else values[n] for n in record["inputs"]], weights)
             for name, tensor in zip(record["outputs"], outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
                 values[name] = tensor
