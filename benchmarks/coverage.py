@@ -1,7 +1,8 @@
 """Converter coverage per model: how many nodes land in engines, how many engines, and what falls back and why.
 
 The HuggingFace models of tests/models/zoo.py (small configs, random weights) and, when torchvision can
-be imported, resnet50, mobilenet_v3_large, efficientnet_b0, convnext_tiny, vit_b_16 and swin_t:
+be imported, resnet50, mobilenet_v3_large, efficientnet_b0, convnext_tiny, vit_b_16, swin_t, shufflenet_v2_x1_0
+and maxvit_t:
 
     python benchmarks/coverage.py
     python benchmarks/coverage.py --models bert gpt2 --dynamo
@@ -29,7 +30,8 @@ from torch_trt.backend.dynamo import tensorrt_backend
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "models"))
 import zoo  # noqa: E402  (the HF model builders the tests use)
 
-TORCHVISION = ("resnet50", "mobilenet_v3_large", "efficientnet_b0", "convnext_tiny", "vit_b_16", "swin_t")
+TORCHVISION = ("resnet50", "mobilenet_v3_large", "efficientnet_b0", "convnext_tiny", "vit_b_16", "swin_t",
+               "shufflenet_v2_x1_0", "maxvit_t")
 # transformers' shape checks are Python `if`s on traced sizes; the examples have the shapes of every call
 EXPLAIN_OPTIONS = {"target": "reference", "allow_traced_control_flow": True}
 DYNAMO_OPTIONS = {"target": "reference"}
