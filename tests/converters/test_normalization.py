@@ -78,6 +78,7 @@ def test_normalization(name, module, converter, shape, dtype, device):
 HALF_TYPES = [  # id, module, converter, input shape, dtype
     ("group_norm_fp16", randomized(nn.GroupNorm(2, 8), F16), GN, (2, 8, 4, 4), F16),
     ("instance_norm_fp16", InstanceNorm(randomized(nn.InstanceNorm2d(3, affine=True), F16)), IN, (2, 3, 5, 5), F16),
+    ("layer_norm_fp16", randomized(nn.LayerNorm(16), F16), LN, (2, 4, 16), F16),
 ]
 
 

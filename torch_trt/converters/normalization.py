@@ -2,8 +2,8 @@
 instance_norm as one normalization layer.
 
 Scale and bias follow the input's dtype (networks are strongly typed); batch_norm folds its statistics
-into scale and shift in float64 before the cast. group_norm and instance_norm of half types normalize in
-float32 between casts, as PyTorch computes their statistics.
+into scale and shift in float64 before the cast. layer_norm, group_norm and instance_norm of half types
+normalize in float32 between casts, as PyTorch computes their statistics.
 """
 
 import torch
@@ -51,14 +51,15 @@ def batch_norm(ctx, node, args):
 @converter("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
            "float eps=1e-05, bool cudnn_enable=True) -> Tensor")
 def layer_norm(ctx, node, args):
-    """LayerNorm over the trailing normalized_shape dims."""
+    """LayerNorm over the trailing normalized_shape dims, in float32 for every float input."""
     x = args["input"].itensor()
     dtype, rank, shape = dtype_of(ctx, x), len(x.shape), args["normalized_shape"].to_int_list()
-    scale = _affine(ctx, args["weight"], 1.0, shape, dtype, rank)
-    bias = _affine(ctx, args["bias"], 0.0, shape, dtype, rank)
-    layer = ctx.net.add_normalization(x, scale, bias, axes_mask(range(rank - len(shape), rank), rank))
+    scale = _affine(ctx, args["weight"], 1.0, shape, torch.float32, rank)
+    bias = _affine(ctx, args["bias"], 0.0, shape, torch.float32, rank)
+    layer = ctx.net.add_normalization(cast(ctx, x, torch.float32), scale, bias,
+                                      axes_mask(range(rank - len(shape), rank), rank))
     layer.epsilon = args["eps"].to_float()
-    return ctx.set_output(node, layer)
+    return ctx.set_output(node, [cast(ctx, layer.get_output(0), dtype)])
 
 
 def _normalize(ctx, node, args, axes, groups=1):
