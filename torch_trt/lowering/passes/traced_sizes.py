@@ -3,14 +3,16 @@
 A trace records `x.size(0) * heads` as `aten::mul(prim::NumToTensor(size), heads)` on 0-dim tensors,
 read back with `aten::Int`. As tensor ops they would look like a read of tensor data to partitioning
 (and cut the graph at every reshape); as ints they are compile-time values the evaluators compute.
-Only sizes, int constants and +, -, * and division by a positive constant are rewritten (trunc
+Only sizes, int constants and +, -, *, % and division by a positive constant are rewritten (trunc
 division only of a non-negative value, where it equals floor division).
 """
 
 import torch
 
-_ARITHMETIC = {"aten::add": "aten::add", "aten::sub": "aten::sub", "aten::mul": "aten::mul",
-               "aten::floor_divide": "aten::floordiv", "aten::div": "aten::floordiv"}
+_ARITHMETIC = {"aten::add": "aten::add", "aten::sub": "aten::sub", "aten::rsub": "aten::sub", "aten::mul": "aten::mul",
+               "aten::floor_divide": "aten::floordiv", "aten::div": "aten::floordiv",
+               "aten::remainder": "aten::remainder"}  # torch.remainder and TorchScript's int % both take the
+# divisor's sign
 
 
 def fold_traced_sizes(graph):
@@ -40,6 +42,8 @@ def _as_int(graph, value):
     operands = [_as_int(graph, v) if v.type().kind() == "TensorType" else v for v in list(node.inputs())[:2]]
     if any(o is None or o.type().kind() != "IntType" for o in operands):
         return None
+    if node.kind() == "aten::rsub":  # rsub(self, other) is other - self
+        operands.reverse()
     if _ARITHMETIC[node.kind()] == "aten::floordiv" and not (_positive_constant(operands[1])
                                                              and (_rounds_down(node) or _nonnegative(operands[0]))):
         return None
@@ -52,7 +56,7 @@ def _as_int(graph, value):
 def _plain(node):
     """add/sub with alpha 1, div rounding to floor or trunc: the int op computes the same."""
     extra = list(node.inputs())[2:]
-    if node.kind() in ("aten::add", "aten::sub"):
+    if node.kind() in ("aten::add", "aten::sub", "aten::rsub"):
         return len(extra) == 1 and extra[0].toIValue() == 1
     if node.kind() == "aten::div":
         return len(extra) == 1 and extra[0].toIValue() in ("floor", "trunc")
