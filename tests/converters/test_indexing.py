@@ -198,12 +198,13 @@ def test_mask_index_stays_in_pytorch():
                           require_full_compilation=True, min_block_size=1)
 
 
-def test_split_read_by_index_stays_in_pytorch():
-    """A Tensor[] read by __getitem__ (not unpacked) is refused by the split converter's supports predicate."""
+def test_split_read_by_index_converts():
+    """A Tensor[] read by __getitem__ (not unpacked) hands its tensor to the engine too."""
     class FirstPiece(torch.nn.Module):
         def forward(self, x):
             return x.split(2)[0] * 2
 
-    with pytest.raises(torch_trt.errors.TorchTRTError, match="aten::split.*does not support these arguments"):
-        torch_trt.compile(torch.jit.script(FirstPiece()), inputs=[torch.randn(4, 3)], target="reference",
-                          require_full_compilation=True, min_block_size=1)
+    module, x = torch.jit.script(FirstPiece()), torch.randn(4, 3)
+    compiled = torch_trt.compile(module, inputs=[x], target="reference", require_full_compilation=True,
+                                 min_block_size=1)
+    torch.testing.assert_close(compiled(x), module(x))

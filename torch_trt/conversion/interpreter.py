@@ -70,8 +70,9 @@ def convert_node(ctx, node):
     else:
         outputs = list(node.outputs())
         values = [result] if len(outputs) == 1 else list(result)
-        for value, evaluated in zip(outputs, values):
-            ctx.evaluated_value_map[value] = evaluated
+        for value, evaluated in zip(outputs, values):  # an ITensor taken out of a Tensor[] is a runtime tensor
+            target = ctx.value_tensor_map if isinstance(evaluated, ctx.trt.ITensor) else ctx.evaluated_value_map
+            target[value] = evaluated
     missing = [v.debugName() for v in node.outputs()
                if v not in ctx.value_tensor_map and v not in ctx.evaluated_value_map]
     if missing:

@@ -30,20 +30,9 @@ def _transpose(ctx, x, order):
     return layer.get_output(0)
 
 
-def _only_unpacked(node, settings):
-    """A Tensor[] result converts when prim::ListUnpack reads it (other readers, e.g. __getitem__, need the list)."""
-    return all(use.user.kind() == "prim::ListUnpack" for use in node.output().uses())
-
-
 def _set_list_output(ctx, node, tensors):
-    """Record the node's Tensor[] output, and give each prim::ListUnpack reading it its tensors.
-
-    The ListUnpack evaluator would leave ITensors among the compile-time values, where converters cannot read
-    them, so its outputs are mapped as tensors here (the evaluator's copy is then never read).
-    """
+    """Record the node's Tensor[] output: prim::ListUnpack and __getitem__ hand its ITensors out as tensors."""
     ctx.evaluated_value_map[node.output()] = list(tensors)
-    for use in node.output().uses():
-        ctx.set_output(use.user, list(tensors))
     return list(tensors)
 
 
@@ -60,9 +49,8 @@ def _split_sizes(size, split_size):
     return [min(split_size, size - start) for start in range(0, size, split_size)] or [0]
 
 
-@converter("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-           supports=_only_unpacked)
-@converter("aten::unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", supports=_only_unpacked)
+@converter("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
+@converter("aten::unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]")
 def split(ctx, node, args):
     """Pieces of split_size along dim."""
     x = args[0].itensor()
@@ -70,12 +58,9 @@ def split(ctx, node, args):
     return _set_list_output(ctx, node, _pieces(ctx, x, dim, _split_sizes(static_size(x, dim), args[1].to_int())))
 
 
-@converter("aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
-           supports=_only_unpacked)
-@converter("aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
-           supports=_only_unpacked)
-@converter("aten::unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
-           supports=_only_unpacked)
+@converter("aten::split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]")
+@converter("aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")
+@converter("aten::unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]")
 def split_with_sizes(ctx, node, args):
     """Pieces of the given sizes along dim (they must add up to the dim's size)."""
     x, sizes = args[0].itensor(), args[1].to_int_list()
@@ -85,8 +70,8 @@ def split_with_sizes(ctx, node, args):
     return _set_list_output(ctx, node, _pieces(ctx, x, dim, sizes))
 
 
-@converter("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", supports=_only_unpacked)
-@converter("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", supports=_only_unpacked)
+@converter("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
+@converter("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]")
 def chunk(ctx, node, args):
     """`chunks` pieces of ceil(size / chunks) along dim (fewer when they run out, as in PyTorch)."""
     x, chunks = args[0].itensor(), args["chunks"].to_int()
@@ -97,7 +82,7 @@ def chunk(ctx, node, args):
     return _set_list_output(ctx, node, _pieces(ctx, x, dim, _split_sizes(size, max(-(-size // chunks), 1))))
 
 
-@converter("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", supports=_only_unpacked)
+@converter("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 def unbind(ctx, node, args):
     """Each entry along dim, that dim removed: a gather with a 0-D index per entry."""
     x = args[0].itensor()
