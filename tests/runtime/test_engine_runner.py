@@ -3,7 +3,6 @@ lifetime tied to the modules holding it, device guards and streams (the CUDA one
 
 import gc
 import io
-import threading
 
 import numpy as np
 import pytest
@@ -11,10 +10,11 @@ import torch
 
 import torch_trt
 import torch_trt.targets.reference as trt
-from torch_trt.targets.target_logger import target_logger
+from threads import run_in_threads
 from torch_trt.errors import EngineIOError
 from torch_trt.runtime import engine_manager
 from torch_trt.runtime.engine_manager import EngineRunner
+from torch_trt.targets.target_logger import target_logger
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -52,22 +52,13 @@ def test_eight_threads_call_one_module_with_different_batch_sizes():
     """One context serves every thread, so the runner's lock keeps shapes and addresses of concurrent calls apart."""
     compiled = _compile()
     inputs = [torch.randn(batch, 16) for batch in (1, 2, 3, 5, 7, 8, 13, 16)]
-    results, errors = {}, []
-    start = threading.Barrier(len(inputs))
+    results = {}
 
     def work(index):
-        try:
-            start.wait()
-            with torch.no_grad():
-                results[index] = [compiled(inputs[index]) for _ in range(20)]
-        except Exception as error:  # noqa: BLE001  (reported by the assert below)
-            errors.append(error)
+        with torch.no_grad():
+            results[index] = [compiled(inputs[index]) for _ in range(20)]
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = run_in_threads(work, len(inputs))
     assert not errors, errors
     for index, x in enumerate(inputs):
         for got in results[index]:

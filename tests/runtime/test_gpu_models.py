@@ -2,12 +2,12 @@
 
 Errors are compared with eager at the same precision, bounded by eager's own error against fp32."""
 
-import threading
 
 import pytest
 import torch
 
 import torch_trt
+from threads import run_in_threads
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -63,22 +63,15 @@ def test_eight_threads_on_cuda_with_different_batch_sizes():
     compiled = torch_trt.compile(Model().eval(), inputs=[spec], target="reference", device="cuda:0",
                                  min_block_size=1)
     inputs = [torch.randn(b, 64, device="cuda") for b in (1, 2, 3, 5, 8, 13, 21, 32)]
-    results, errors = {}, []
+    results = {}
 
     def work(index):
-        try:
-            stream = torch.cuda.Stream() if index % 2 else torch.cuda.default_stream()  # half on the legacy stream
-            with torch.cuda.stream(stream), torch.no_grad():
-                results[index] = [compiled(inputs[index]) for _ in range(10)]
-            stream.synchronize()
-        except Exception as error:  # noqa: BLE001  (reported below)
-            errors.append(error)
+        stream = torch.cuda.Stream() if index % 2 else torch.cuda.default_stream()  # half on the legacy stream
+        with torch.cuda.stream(stream), torch.no_grad():
+            results[index] = [compiled(inputs[index]) for _ in range(10)]
+        stream.synchronize()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = run_in_threads(work, len(inputs))
     assert not errors, errors
     torch.cuda.synchronize()
     for index, x in enumerate(inputs):
