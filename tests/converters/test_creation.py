@@ -134,3 +134,17 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 def test_creation_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype)
     check_converter(function, inputs, converters, device, specs=specs)
+
+
+def test_a_cast_to_the_engine_device_converts_when_another_device_exists(monkeypatch):
+    """On a CUDA machine, a CPU compile's `x.to("cpu")` is the engine's own device: a cast, not a device move."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the device "auto" would otherwise resolve to
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+
+    class ToCpu(torch.nn.Module):
+        def forward(self, x):
+            return x.to("cpu", torch.float16) * 2
+
+    x = torch.randn(2, 3)
+    compiled = torch_trt.compile(ToCpu(), [x], target="reference", min_block_size=1, require_full_compilation=True)
+    torch.testing.assert_close(compiled(x), ToCpu()(x))

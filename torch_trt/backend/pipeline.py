@@ -7,6 +7,7 @@ Every engine is built before the graph is stitched, so a failed build leaves the
 """
 
 import contextlib
+import dataclasses
 import logging
 import time
 
@@ -48,6 +49,7 @@ def build_engines(module, input_specs, settings, device, examples=None):
     target); the report is the one of the final partition, so explain() and compile() agree.
     """
     graph = module.graph
+    settings = dataclasses.replace(settings, device=str(device))  # what converters' supports checks resolve to
     lower(graph)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
