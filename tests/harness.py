@@ -62,7 +62,7 @@ def check_converter(function, inputs, converters, device, rtol=None, atol=None, 
     module = (case if isinstance(case, torch.nn.Module) else _Function(case)).to(device).eval()
     inputs = [t.to(device) for t in inputs]
     examples = _examples(inputs, specs, device)
-    settings = {"target": "reference", "require_full_compilation": True, "min_block_size": 1,
+    settings = {"target": "reference", "require_full_compilation": True, "min_block_size": 1, "device": device,
                 "inputs": specs or inputs, **settings}
     with torch.no_grad():
         expected = module(*inputs)

@@ -177,8 +177,9 @@ class _StreamSpy(_AddressSpy):
 
 
 @CUDA
-def test_default_stream_calls_enqueue_on_a_side_stream():
-    """TensorRT adds device synchronizations on the legacy default stream: the runner never enqueues there."""
+def test_calls_enqueue_on_the_engines_own_stream():
+    """Whatever the caller's stream, calls run in order on the engine's stream (never the legacy default one, where
+    TensorRT adds device synchronizations), ordered with the caller's work."""
     data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
     runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
     runner.run = runner.execute  # uncaptured, so each call enqueues
@@ -191,6 +192,6 @@ def test_default_stream_calls_enqueue_on_a_side_stream():
     with torch.cuda.stream(side):
         (on_side,) = runner([x])
     torch.cuda.synchronize()
-    assert streams[0] not in (0, torch.cuda.default_stream().cuda_stream) and streams[1] == side.cuda_stream
+    assert streams == [runner.stream.cuda_stream] * 2 and runner.stream.cuda_stream != 0
     torch.testing.assert_close(on_default, torch.relu(x))
     torch.testing.assert_close(on_side, torch.relu(x))

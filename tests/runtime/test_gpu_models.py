@@ -54,19 +54,22 @@ def test_fp16_bert_base_within_eager_error():
                               allow_traced_control_flow=True)
 
 
-def test_eight_threads_on_cuda_with_different_batch_sizes():
-    class Model(torch.nn.Module):
-        def forward(self, x):
-            return torch.relu(x @ x.transpose(0, 1)).sum(1)
+class _Gram(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x @ x.transpose(0, 1)).sum(1)
 
+
+def _eight_threads(batch_sizes):
+    """Eight threads, half on their own stream and half on the legacy default one, each calling one engine 10 times
+    with its own input: every result matches eager (calls share one context, CUDA graphs and their memory pool)."""
     spec = torch_trt.Input(min_shape=(1, 64), opt_shape=(8, 64), max_shape=(32, 64))
-    compiled = torch_trt.compile(Model().eval(), inputs=[spec], target="reference", device="cuda:0",
+    compiled = torch_trt.compile(_Gram().eval(), inputs=[spec], target="reference", device="cuda:0",
                                  min_block_size=1)
-    inputs = [torch.randn(b, 64, device="cuda") for b in (1, 2, 3, 5, 8, 13, 21, 32)]
+    inputs = [torch.randn(b, 64, device="cuda") for b in batch_sizes]
     results = {}
 
     def work(index):
-        stream = torch.cuda.Stream() if index % 2 else torch.cuda.default_stream()  # half on the legacy stream
+        stream = torch.cuda.Stream() if index % 2 else torch.cuda.default_stream()
         with torch.cuda.stream(stream), torch.no_grad():
             results[index] = [compiled(inputs[index]) for _ in range(10)]
         stream.synchronize()
@@ -76,4 +79,12 @@ def test_eight_threads_on_cuda_with_different_batch_sizes():
     torch.cuda.synchronize()
     for index, x in enumerate(inputs):
         for got in results[index]:
-            torch.testing.assert_close(got, Model()(x))
+            torch.testing.assert_close(got, _Gram()(x))
+
+
+def test_eight_threads_on_cuda_with_different_batch_sizes():
+    _eight_threads((1, 2, 3, 5, 8, 13, 21, 32))
+
+
+def test_eight_threads_on_cuda_with_one_batch_size():
+    _eight_threads((16,) * 8)

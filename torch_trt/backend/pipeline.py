@@ -16,11 +16,14 @@ import torch
 from ..conversion import convert_block
 from ..errors import Code, ConversionError, EngineBuildError, Reason
 from ..lowering import lower
-from ..partitioning import SegmentKind, extract_graph, partition
+from ..lowering.specialize import specialize
+from ..partitioning import SegmentKind, analyze, extract_graph, partition
 from ..runtime.stitch import stitch_engine
 from ..targets import resolve_target, target_name
 
 logger = logging.getLogger(__name__)
+
+_MAX_SPECIALIZATIONS = 8  # each round folds the checks of one more nesting level of branches
 
 
 def compile_frozen(module, input_specs, settings, device, examples=None):
@@ -51,6 +54,7 @@ def build_engines(module, input_specs, settings, device, examples=None):
     graph = module.graph
     settings = dataclasses.replace(settings, device=str(device))  # what converters' supports checks resolve to
     lower(graph)
+    _specialize(graph, input_specs, device, examples)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
     trt = resolve_target(settings.target, device)
@@ -72,6 +76,15 @@ def build_engines(module, input_specs, settings, device, examples=None):
     logger.info("%s", result.report)
     _warn_fallbacks(result.report)
     return result, built, trt
+
+
+def _specialize(graph, input_specs, device, examples):
+    """Fold the metadata checks the inputs decide (lowering/specialize.py), lowering again what the branches taken
+    bring in, until none is left."""
+    for _ in range(_MAX_SPECIALIZATIONS):
+        if not specialize(graph, lambda: analyze(graph, input_specs, device, examples), device):
+            return
+        lower(graph)
 
 
 class _Refusal(Exception):

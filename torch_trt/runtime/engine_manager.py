@@ -5,13 +5,14 @@ the engine's device and the engine's lock, set shapes and addresses, allocate ou
 `execute_async_v3`; on CUDA the call is replayed from a CUDA graph per input shape (cuda_graphs.py).
 Its cost does not depend on the engine's size: the bytes are only read on the first call.
 
-Threads: one execution context (and one set of CUDA graphs, whose static buffers belong to it)
-serves every caller, so calls of one engine are serialized by its lock: correct for any number of
-threads, one call of an engine at a time. Different engines run concurrently.
-
-Streams: calls enqueue on the caller's current stream, except the legacy default stream, where
-TensorRT would add device synchronizations: there the engine runs on the runner's side stream,
-which waits for the caller's stream and which the caller's stream then waits for.
+Threads and streams: one execution context (and one set of CUDA graphs, whose static buffers and
+memory pool belong to it) serves every caller. Calls of one engine are enqueued one at a time (its
+lock) on the engine's own stream, so they also run on the GPU one at a time, whatever streams the
+callers use: two callers on two streams would otherwise run one context (or one graph's buffers) at
+once. The engine's stream waits for the caller's current stream before the call and the caller's
+stream waits for it after, so the call is ordered like any kernel the caller enqueues; it also
+keeps TensorRT off the legacy default stream, where it would add device synchronizations.
+Different engines run concurrently.
 
 Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
@@ -95,7 +96,7 @@ class EngineRunner:
                                     f"{'; '.join(self.logger.errors) or 'unknown reason'}; the engine bytes are "
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
-            self.side_stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+            self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
             # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
             self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
@@ -131,7 +132,22 @@ class EngineRunner:
         self.check_inputs(tensors)
         tensors = [t.contiguous() for t in tensors]
         with self.lock, device_guard(self.device):
-            return self.run(tensors)
+            if self.stream is None:
+                return self.run(tensors)
+            return self._run_on_engine_stream(tensors)
+
+    def _run_on_engine_stream(self, tensors):
+        """`run` on the engine's stream, ordered after the caller's stream's work and before its later work."""
+        caller = torch.cuda.current_stream(self.device)
+        self.stream.wait_stream(caller)
+        with torch.cuda.stream(self.stream):
+            outputs = self.run(tensors)
+        caller.wait_stream(self.stream)
+        for tensor in tensors:  # the caching allocator must not reuse an input before the engine has read it
+            tensor.record_stream(self.stream)
+        for output in outputs:  # nor an output, made on the engine's stream, before the caller's stream used it
+            output.record_stream(caller)
+        return outputs
 
     def execute(self, tensors):
         """One call of the engine on contiguous `tensors` on the current stream; returns new output tensors."""
@@ -145,22 +161,10 @@ class EngineRunner:
             context.set_tensor_address(name, _address(output, self.placeholder))
             outputs.append(output)
         self.logger.errors.clear()  # each call reports its own errors, not every earlier call's
-        if not self._enqueue():
+        stream = torch.cuda.current_stream(self.device).cuda_stream if self.stream is not None else 0
+        if not context.execute_async_v3(stream):
             raise EngineIOError(f"engine execution failed: {'; '.join(self.logger.errors) or 'unknown reason'}")
         return outputs
-
-    def _enqueue(self):
-        """execute_async_v3 on the current stream, or on the side stream when the current one is the legacy default."""
-        if self.device.type != "cuda":
-            return self.context.execute_async_v3(0)
-        current = torch.cuda.current_stream(self.device)
-        if current.cuda_stream != 0:
-            return self.context.execute_async_v3(current.cuda_stream)
-        self.side_stream.wait_stream(current)
-        with torch.cuda.stream(self.side_stream):
-            done = self.context.execute_async_v3(self.side_stream.cuda_stream)
-        current.wait_stream(self.side_stream)
-        return done
 
 
 def _address(tensor, placeholder):

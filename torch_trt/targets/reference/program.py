@@ -89,10 +89,11 @@ def _generate(program, inputs, autotune):
     The program is traced to an ATen graph with its weights as constants (make_fx), which inductor folds
     into the kernels, and compiled directly: no dynamo, so no guards that engines of the same structure
     could share. Static shapes let inductor pick the best kernels; each new shape compiles once (engines
-    are replayed per shape in CUDA graphs anyway).
+    are replayed per shape in CUDA graphs anyway). Fused kernels round every intermediate to its layer's
+    dtype (emulate_precision_casts), so a half engine gives the results the layers give one by one.
     """
     graph = make_fx(program)(*inputs)
-    return compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune})
+    return compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune, "emulate_precision_casts": True})
 
 
 def _with_tf32(function, tf32):

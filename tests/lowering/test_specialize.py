@@ -1,0 +1,80 @@
+"""Specialization to the compiled inputs: metadata checks fold, data checks stay (lowering/specialize.py)."""
+
+import pytest
+import torch
+
+import torch_trt
+
+
+class _Attention(torch.nn.Module):
+    """A pre-norm attention block, as torchvision's ViT writes it: scripted, MHA keeps its fast-path checks."""
+
+    def __init__(self, need_weights):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(32)
+        self.attention = torch.nn.MultiheadAttention(32, 4, batch_first=True)
+        self.need_weights = need_weights
+
+    def forward(self, x):
+        y = self.norm(x)
+        y, _ = self.attention(y, y, y, need_weights=self.need_weights)
+        return x + y
+
+
+class _RankAndDtype(torch.nn.Module):
+    def forward(self, x):
+        if x.dim() == 3 and x.dtype == torch.float32 and not x.requires_grad:
+            return torch.relu(x) * 2 + 1
+        return x - 1
+
+
+class _DataCheck(torch.nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return torch.relu(x) * 2 + 1
+        return torch.relu(x) * 3 - 1
+
+
+def _explain_and_compile(module, inputs, **settings):
+    scripted = torch.jit.script(module.eval())
+    report = torch_trt.explain(scripted, inputs, target="reference", **settings)
+    compiled = torch_trt.compile(torch.jit.script(module.eval()), inputs=inputs, target="reference", **settings)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(*inputs), module(*inputs), rtol=1e-4, atol=1e-5)
+    return report
+
+
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fast_path", "weights"])
+def test_scripted_multihead_attention_is_one_engine(need_weights):
+    report = _explain_and_compile(_Attention(need_weights), [torch.randn(2, 10, 32)])
+    assert report.engine_count == 1 and not report.fallbacks, report
+
+
+class _Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def test_scripted_transformer_encoder_layer_is_one_engine():
+    report = _explain_and_compile(_Encoder(), [torch.randn(2, 10, 32)])
+    assert report.engine_count == 1 and not report.fallbacks, report
+
+
+def test_rank_dtype_and_requires_grad_checks_fold_to_the_branch_taken():
+    report = _explain_and_compile(_RankAndDtype(), [torch.randn(2, 3, 4)], min_block_size=1)
+    assert report.engine_count == 1 and not report.fallbacks, report
+
+
+def test_a_check_on_tensor_data_stays_control_flow():
+    module = _DataCheck()
+    report = torch_trt.explain(torch.jit.script(module.eval()), [torch.ones(2, 3)], target="reference",
+                               min_block_size=1)
+    assert any(description.startswith("prim::If") for description, _ in report.fallbacks), report
+    compiled = torch_trt.compile(torch.jit.script(module.eval()), inputs=[torch.ones(2, 3)], target="reference",
+                                 min_block_size=1)
+    negative = -torch.ones(2, 3)  # the branch the example did not take
+    torch.testing.assert_close(compiled(negative), module(negative))
