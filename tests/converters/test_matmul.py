@@ -2,7 +2,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import check_converter, dynamic_inputs, make_input
+import torch_trt
+from harness import check_converter, dynamic_inputs, make_input, scripted
 
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 MM = {"aten::matmul"}
@@ -90,3 +91,155 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 def test_matmul_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype)
     check_converter(function, inputs, converters, device, specs=specs)
+
+
+# ---- baddbmm, addbmm, outer ----
+
+def nan_filled(shape, dtype):
+    """A self/input argument full of NaN: beta=0 must ignore it, as PyTorch does."""
+    return torch.full(shape, float("nan"), dtype=dtype)
+
+
+BADDBMM, ADDBMM, OUTER = {"aten::baddbmm"}, {"aten::addbmm"}, {"aten::outer"}
+
+PRODUCT_OPS = [  # id, function, converters, inputs (shapes, or tensors), dtype
+    ("baddbmm", torch.baddbmm, BADDBMM, [(2, 3, 5), (2, 3, 4), (2, 4, 5)], f32),
+    ("baddbmm_beta_alpha", lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5, alpha=2.0), BADDBMM,
+     [(2, 3, 5), (2, 3, 4), (2, 4, 5)], f32),
+    ("baddbmm_broadcast_self", lambda s, a, b: torch.baddbmm(s, a, b, alpha=-1.5), BADDBMM,
+     [(5,), (2, 3, 4), (2, 4, 5)], f32),
+    ("baddbmm_beta_zero_ignores_nan", lambda s, a, b: torch.baddbmm(s, a, b, beta=0), BADDBMM,
+     [nan_filled((2, 3, 5), f32), (2, 3, 4), (2, 4, 5)], f32),
+    ("baddbmm_fp16", lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5, alpha=0.25), BADDBMM,
+     [(1, 3, 5), (2, 3, 8), (2, 8, 5)], f16),
+    ("baddbmm_int", lambda s, a, b: torch.baddbmm(s, a, b, beta=2, alpha=3), BADDBMM,
+     [(2, 3, 5), (2, 3, 4), (2, 4, 5)], i32),
+    ("addbmm", torch.addbmm, ADDBMM, [(3, 5), (4, 3, 2), (4, 2, 5)], f32),
+    ("addbmm_beta_alpha_broadcast", lambda s, a, b: torch.addbmm(s, a, b, beta=3.0, alpha=0.5), ADDBMM,
+     [(1, 5), (2, 3, 4), (2, 4, 5)], f32),
+    ("addbmm_beta_zero_ignores_nan", lambda s, a, b: torch.addbmm(s, a, b, beta=0.0, alpha=2.0), ADDBMM,
+     [nan_filled((3, 5), f32), (2, 3, 4), (2, 4, 5)], f32),
+    ("addbmm_fp16", torch.addbmm, ADDBMM, [(3, 5), (2, 3, 8), (2, 8, 5)], f16),
+    ("outer", torch.outer, OUTER, [(3,), (4,)], f32),
+    ("outer_fp16", torch.outer, OUTER, [(3,), (4,)], f16),
+    ("outer_int", torch.outer, OUTER, [(3,), (4,)], i32),
+    ("ger_records_outer", torch.ger, OUTER, [(5,), (2,)], f32),
+    ("outer_promotes", lambda a, b: torch.outer(a, b.float()), OUTER, [(3,), (4,)], i32),
+]
+
+
+@pytest.mark.parametrize("name,function,converters,shapes,dtype", PRODUCT_OPS, ids=[c[0] for c in PRODUCT_OPS])
+def test_product_ops(name, function, converters, shapes, dtype, device):
+    if device == "cuda" and dtype == i32 and "outer" not in name:
+        pytest.skip("eager PyTorch has no integer matmul on CUDA")
+    check_converter(function, [make_input(s, dtype, -5, 6) for s in shapes], converters, device)
+
+
+PRODUCT_DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
+    ("baddbmm_dynamic_batch", lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5), BADDBMM,
+     [((1, 3, 5), (2, 3, 5), (6, 3, 5), (4, 3, 5)), ((1, 3, 4), (2, 3, 4), (6, 3, 4), (4, 3, 4)),
+      ((1, 4, 5), (2, 4, 5), (6, 4, 5), (4, 4, 5))], f32),
+    ("addbmm_dynamic_batch", torch.addbmm, ADDBMM,
+     [((3, 5), (3, 5), (3, 5), (3, 5)), ((1, 3, 4), (2, 3, 4), (6, 3, 4), (5, 3, 4)),
+      ((1, 4, 5), (2, 4, 5), (6, 4, 5), (5, 4, 5))], f32),
+    ("outer_dynamic", torch.outer, OUTER, [((1,), (3,), (8,), (6,)), ((1,), (4,), (8,), (2,))], f32),
+]
+
+
+@pytest.mark.parametrize("name,function,converters,ranges,dtype", PRODUCT_DYNAMIC,
+                         ids=[c[0] for c in PRODUCT_DYNAMIC])
+def test_product_ops_dynamic(name, function, converters, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, converters, device, specs=specs)
+
+
+# ---- einsum ----
+
+EINSUM = {"aten::einsum"}
+
+
+class ConstantEinsum(torch.nn.Module):
+    """einsum of the input with a parameter, which lowering makes a constant operand."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 5))
+
+    def forward(self, x):
+        return torch.einsum("bij,jk->bik", x, self.weight)
+
+
+EINSUM_CASES = [  # id, function, input shapes, dtype
+    ("batch_matmul", lambda a, b: torch.einsum("bij,bjk->bik", a, b), [(2, 3, 4), (2, 4, 5)], f32),
+    ("attention_scores", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k), [(2, 2, 3, 4), (2, 2, 5, 4)], f32),
+    ("attention_scores_fp16", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k), [(2, 2, 3, 8), (2, 2, 5, 8)], f16),
+    ("batch_matmul_fp16", lambda a, b: torch.einsum("bij,bjk->bik", a, b), [(2, 3, 4), (2, 4, 5)], f16),
+    ("transpose", lambda x: torch.einsum("ij->ji", x), [(2, 3)], f32),
+    ("row_sums", lambda x: torch.einsum("ij->i", x), [(2, 3)], f32),
+    ("row_sums_fp16", lambda x: torch.einsum("ij->i", x), [(2, 3)], f16),
+    ("sum_all", lambda x: torch.einsum("ijk->", x), [(2, 3, 4)], f32),
+    ("implicit_output", lambda a, b: torch.einsum("ij,jk", a, b), [(2, 3), (3, 4)], f32),
+    ("dot", lambda a, b: torch.einsum("i,i->", a, b), [(4,), (4,)], f32),
+    ("outer", lambda a, b: torch.einsum("i,j->ij", a, b), [(3,), (4,)], f32),
+    ("maxvit_uppercase_spaces", lambda q, k: torch.einsum("B G H I D, B G H J D -> B G H I J", q, k),
+     [(1, 2, 2, 3, 4), (1, 2, 2, 5, 4)], f32),
+    ("implicit_uppercase_first", lambda a, b: torch.einsum("aB,Ab", a, b), [(2, 3), (4, 5)], f32),
+    ("mixed_case_labels", lambda a, b: torch.einsum("bA,Ac->cb", a, b), [(2, 3), (3, 4)], f32),
+    ("constant_operand", ConstantEinsum(), [(2, 3, 4)], f32),
+]
+
+
+@pytest.mark.parametrize("name,function,shapes,dtype", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum(name, function, shapes, dtype, device):
+    check_converter(function, [make_input(s, dtype) for s in shapes], EINSUM, device)
+
+
+def test_einsum_reduced_precision(device):
+    """enabled_precisions runs a two-operand einsum in float16, as it does matmul; the output stays float32."""
+    q, k = torch.randn(2, 2, 3, 8), torch.randn(2, 2, 5, 8)
+    compiled = check_converter(lambda a, b: torch.einsum("bhqd,bhkd->bhqk", a, b), [q, k], EINSUM, device,
+                               rtol=2e-2, atol=2e-2, enabled_precisions={f32, f16})
+    with torch.no_grad():
+        out = compiled(q.to(device), k.to(device))
+    assert out.dtype == f32
+    assert not torch.equal(out.cpu(), torch.einsum("bhqd,bhkd->bhqk", q, k)), "enabled_precisions changed nothing"
+
+
+EINSUM_DYNAMIC = [  # id, function, (min, opt, max, run) shape per input, dtype
+    ("attention_dynamic_batch", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k),
+     [((1, 2, 3, 4), (2, 2, 3, 4), (6, 2, 3, 4), (5, 2, 3, 4)), ((1, 2, 5, 4), (2, 2, 5, 4), (6, 2, 5, 4),
+                                                                  (5, 2, 5, 4))], f32),
+    ("transpose_dynamic_rows", lambda x: torch.einsum("ij->ji", x), [((1, 3), (4, 3), (8, 3), (7, 3))], f32),
+    ("reduction_dynamic_rows", lambda x: torch.einsum("ij->i", x), [((1, 3), (4, 3), (8, 3), (7, 3))], f32),
+    ("constant_dynamic_batch", ConstantEinsum(), [((1, 3, 4), (2, 3, 4), (6, 3, 4), (4, 3, 4))], f32),
+]
+
+
+@pytest.mark.parametrize("name,function,ranges,dtype", EINSUM_DYNAMIC, ids=[c[0] for c in EINSUM_DYNAMIC])
+def test_einsum_dynamic(name, function, ranges, dtype, device):
+    specs, inputs = dynamic_inputs(ranges, dtype)
+    check_converter(function, inputs, EINSUM, device, specs=specs)
+
+
+UNSUPPORTED, REFUSED = "unsupported arguments", "refused at conversion"
+EINSUM_FALLBACK = [  # id, function whose einsum TensorRT cannot express, input shapes, dtype, why it runs in PyTorch
+    ("ellipsis", lambda x, y: torch.einsum("...ij,...jk->...ik", torch.relu(x), y), [(2, 3, 4), (2, 4, 5)], f32,
+     UNSUPPORTED),
+    ("diagonal", lambda x, y: torch.einsum("ii->i", torch.relu(x)) + y, [(3, 3), (3,)], f32, UNSUPPORTED),
+    ("three_operands", lambda x, y: torch.einsum("ij,jk,kl->il", torch.relu(x), y, y), [(3, 3), (3, 3)], f32,
+     UNSUPPORTED),
+    ("integer_operands", lambda x, y: torch.einsum("ij,jk->ik", torch.relu(x), y), [(2, 3), (3, 4)], i32, REFUSED),
+]
+
+
+@pytest.mark.parametrize("name,function,shapes,dtype,why", EINSUM_FALLBACK, ids=[c[0] for c in EINSUM_FALLBACK])
+def test_einsum_falls_back(name, function, shapes, dtype, why, device):
+    """The einsum runs in PyTorch and the report says why; the relu before it still converts."""
+    if device == "cuda" and dtype == i32:
+        pytest.skip("eager PyTorch has no integer matmul on CUDA")
+    inputs = [make_input(s, dtype, -5, 6).to(device) for s in shapes]
+    compiled = check_converter(function, inputs, {"aten::relu"}, device, require_full_compilation=False)
+    assert "aten::einsum" in str(compiled.graph)
+    report = torch_trt.explain(scripted(function, len(inputs)), inputs, target="reference", min_block_size=1)
+    reasons = [reason for node, reason in report.fallbacks if node.startswith("aten::einsum")]
+    assert reasons and all(why in str(reason) for reason in reasons), str(report)

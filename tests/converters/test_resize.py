@@ -13,55 +13,61 @@ BICUBIC2, TRILINEAR3 = "aten::upsample_bicubic2d", "aten::upsample_trilinear3d"
 
 
 
-def rank_branching(function):
-    """An F.interpolate case: scripted, it branches on x.dim() (prim::If), which lowering does not fold yet."""
-    return trace_only(function, "scripted F.interpolate branches on the input's rank, a prim::If kept in PyTorch",
-                      scripted_error="prim::If has sub-blocks")
+def scale_loop(function):
+    """An F.interpolate case with a scale_factor: scripted, it builds the per-dim scales in a loop (prim::Loop)."""
+    return trace_only(function, "scripted F.interpolate builds its scales in a prim::Loop kept in PyTorch",
+                      scripted_error="prim::Loop has sub-blocks")
+
+
+def dynamic_interpolate(function):
+    """An F.interpolate case on a dynamic input: scripted, it computes the output size from run-time sizes in a
+    loop (prim::Loop), kept in PyTorch; on static inputs the sizes, and so the loop, fold at compile time."""
+    return trace_only(function, "scripted F.interpolate computes dynamic sizes in a prim::Loop kept in PyTorch")
 
 
 CASES = [  # id, function, converter, input shape, dtype
-    ("nearest2d_scale", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 5, 6), F32),
-    ("nearest2d_size_uneven", rank_branching(lambda x: F.interpolate(x, size=(7, 4))), NEAREST2, (1, 2, 5, 6), F32),
-    ("nearest2d_scale_per_dim", rank_branching(lambda x: F.interpolate(x, scale_factor=(3.0, 0.5))), NEAREST2,
+    ("nearest2d_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 5, 6), F32),
+    ("nearest2d_size_uneven", lambda x: F.interpolate(x, size=(7, 4)), NEAREST2, (1, 2, 5, 6), F32),
+    ("nearest2d_scale_per_dim", lambda x: F.interpolate(x, scale_factor=(3.0, 0.5)), NEAREST2,
      (1, 2, 4, 6), F32),
-    ("nearest2d_scale_fraction", rank_branching(lambda x: F.interpolate(x, scale_factor=1.5)), NEAREST2,
+    ("nearest2d_scale_fraction", scale_loop(lambda x: F.interpolate(x, scale_factor=1.5)), NEAREST2,
      (1, 2, 4, 6), F32),
-    ("nearest2d_fp16", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 4, 4), F16),
+    ("nearest2d_fp16", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 4, 4), F16),
     ("nearest2d_size_arg", lambda x: aten.upsample_nearest2d(x, [9, 4]), NEAREST2, (1, 2, 5, 6), F32),
     ("nearest2d_size_and_scales", lambda x: aten.upsample_nearest2d(x, [10, 3], 2.0, 0.5), NEAREST2, (1, 2, 5, 6),
      F32),
-    ("nearest1d_scale", rank_branching(lambda x: F.interpolate(x, scale_factor=3.0)), NEAREST1, (2, 3, 5), F32),
+    ("nearest1d_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=3.0)), NEAREST1, (2, 3, 5), F32),
     ("nearest1d_size_arg", lambda x: aten.upsample_nearest1d(x, [8]), NEAREST1, (2, 3, 5), F32),
-    ("nearest3d_size", rank_branching(lambda x: F.interpolate(x, size=(2, 5, 7))), NEAREST3, (1, 2, 3, 4, 5), F32),
+    ("nearest3d_size", lambda x: F.interpolate(x, size=(2, 5, 7)), NEAREST3, (1, 2, 3, 4, 5), F32),
     ("nearest3d_size_arg", lambda x: aten.upsample_nearest3d(x, [6, 8, 2]), NEAREST3, (1, 2, 3, 4, 5), F32),
-    ("nearest_exact2d", rank_branching(lambda x: F.interpolate(x, size=(7, 4), mode="nearest-exact")), EXACT2,
+    ("nearest_exact2d", lambda x: F.interpolate(x, size=(7, 4), mode="nearest-exact"), EXACT2,
      (1, 2, 5, 6), F32),
     ("nearest_exact2d_size_arg", lambda x: aten._upsample_nearest_exact2d(x, [3, 11]), EXACT2, (1, 2, 5, 6), F32),
-    ("linear1d", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0, mode="linear")), LINEAR1, (2, 3, 5),
+    ("linear1d", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="linear")), LINEAR1, (2, 3, 5),
      F32),
     ("linear1d_align_corners_arg", lambda x: aten.upsample_linear1d(x, [9], True), LINEAR1, (2, 3, 5), F32),
-    ("bilinear_size", rank_branching(lambda x: F.interpolate(x, size=(9, 4), mode="bilinear")), BILINEAR2,
+    ("bilinear_size", lambda x: F.interpolate(x, size=(9, 4), mode="bilinear"), BILINEAR2,
      (2, 3, 5, 6), F32),
     ("bilinear_align_corners",
-     rank_branching(lambda x: F.interpolate(x, size=(9, 13), mode="bilinear", align_corners=True)), BILINEAR2,
+     lambda x: F.interpolate(x, size=(9, 13), mode="bilinear", align_corners=True), BILINEAR2,
      (1, 3, 5, 6), F32),
     ("bilinear_align_corners_one_row",
-     rank_branching(lambda x: F.interpolate(x, size=(1, 4), mode="bilinear", align_corners=True)), BILINEAR2,
+     lambda x: F.interpolate(x, size=(1, 4), mode="bilinear", align_corners=True), BILINEAR2,
      (1, 3, 5, 6), F32),
     ("bilinear_align_corners_odd_scale",
-     rank_branching(lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=True)), BILINEAR2,
+     scale_loop(lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=True)), BILINEAR2,
      (1, 3, 5, 6), F32),
-    ("bilinear_fp16", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear")), BILINEAR2,
+    ("bilinear_fp16", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear")), BILINEAR2,
      (1, 3, 4, 4), F16),
     ("bilinear_size_arg", lambda x: aten.upsample_bilinear2d(x, [3, 12], False, None, 2.0), BILINEAR2,
      (1, 2, 5, 6), F32),
-    ("bicubic_scale", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic")), BICUBIC2,
+    ("bicubic_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic")), BICUBIC2,
      (1, 3, 5, 6), F32),
     ("bicubic_align_corners_down",
-     rank_branching(lambda x: F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True)), BICUBIC2,
+     lambda x: F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True), BICUBIC2,
      (1, 3, 7, 7), F32),
     ("bicubic_size_arg", lambda x: aten.upsample_bicubic2d(x, [11, 5], False), BICUBIC2, (2, 2, 5, 6), F32),
-    ("trilinear", rank_branching(lambda x: F.interpolate(x, size=(5, 3, 8), mode="trilinear")), TRILINEAR3,
+    ("trilinear", lambda x: F.interpolate(x, size=(5, 3, 8), mode="trilinear"), TRILINEAR3,
      (1, 2, 3, 4, 5), F32),
     ("trilinear_align_corners_arg", lambda x: aten.upsample_trilinear3d(x, [6, 8, 2], True), TRILINEAR3,
      (1, 2, 3, 4, 5), F32),
@@ -74,12 +80,12 @@ def test_resize(name, function, converter, shape, dtype, device):
 
 
 DYNAMIC = [  # id, function, converter, (min, opt, max, run) input shape
-    ("nearest2d_dynamic_spatial", rank_branching(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2,
+    ("nearest2d_dynamic_spatial", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2,
      ((1, 2, 2, 2), (1, 2, 4, 4), (2, 2, 8, 8), (2, 2, 3, 7))),
-    ("bilinear_dynamic_batch_fixed_size", rank_branching(lambda x: F.interpolate(x, size=(10, 3), mode="bilinear")),
+    ("bilinear_dynamic_batch_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(10, 3), mode="bilinear")),
      BILINEAR2, ((1, 2, 5, 6), (2, 2, 5, 6), (4, 2, 5, 6), (3, 2, 5, 6))),
     ("bicubic_dynamic_spatial_align_corners",
-     rank_branching(lambda x: F.interpolate(x, scale_factor=3.0, mode="bicubic", align_corners=True)), BICUBIC2,
+     dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=3.0, mode="bicubic", align_corners=True)), BICUBIC2,
      ((1, 1, 2, 2), (1, 1, 4, 4), (1, 1, 6, 6), (1, 1, 5, 3))),
 ]
 
@@ -91,11 +97,11 @@ def test_resize_dynamic(name, function, converter, ranges, device):
 
 
 REFUSED = [  # id, function, input shape, dynamic (min, opt, max) or None, message
-    ("fractional_scale_sampling", rank_branching(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 5, 5), None,
+    ("fractional_scale_sampling", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 5, 5), None,
      "only scale factors giving whole output sizes"),
-    ("dynamic_dim_fixed_size", rank_branching(lambda x: F.interpolate(x, size=(8, 8))), (1, 2, 5, 5),
+    ("dynamic_dim_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(8, 8))), (1, 2, 5, 5),
      ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6)), "needs a whole-number scale factor"),
-    ("dynamic_batch_inexact_scale", rank_branching(lambda x: F.interpolate(x, size=(7, 5))), (2, 2, 3, 5),
+    ("dynamic_batch_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, size=(7, 5))), (2, 2, 3, 5),
      ((1, 2, 3, 5), (1, 2, 3, 5), (4, 2, 3, 5)), "float32 cannot hold exactly"),
 ]
 

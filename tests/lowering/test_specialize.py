@@ -78,3 +78,24 @@ def test_a_check_on_tensor_data_stays_control_flow():
                                  min_block_size=1)
     negative = -torch.ones(2, 3)  # the branch the example did not take
     torch.testing.assert_close(compiled(negative), module(negative))
+
+
+class _SizeCheck(torch.nn.Module):
+    def forward(self, x):
+        if x.size(1) >= 8:
+            return torch.relu(x) * 2 + 1
+        return torch.relu(x) * 3 - 1
+
+
+def test_a_size_check_folds_when_every_input_shape_is_static():
+    report = _explain_and_compile(_SizeCheck(), [torch.randn(2, 8)], min_block_size=1)
+    assert report.engine_count == 1 and not report.fallbacks, report
+
+
+def test_a_size_check_on_a_dynamic_dim_stays_control_flow():
+    spec = torch_trt.Input(min_shape=(2, 4), opt_shape=(2, 8), max_shape=(2, 16))
+    module = _SizeCheck().eval()
+    compiled = torch_trt.compile(torch.jit.script(module), inputs=[spec], target="reference", min_block_size=1)
+    for width in (4, 12):  # both branches
+        x = torch.randn(2, width)
+        torch.testing.assert_close(compiled(x), module(x))

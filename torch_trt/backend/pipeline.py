@@ -82,7 +82,8 @@ def _specialize(graph, input_specs, device, examples):
     """Fold the metadata checks the inputs decide (lowering/specialize.py), lowering again what the branches taken
     bring in, until none is left."""
     for _ in range(_MAX_SPECIALIZATIONS):
-        if not specialize(graph, lambda: analyze(graph, input_specs, device, examples), device):
+        analysis = lambda: analyze(graph, input_specs, device, examples)  # noqa: E731  (run only when needed)
+        if not specialize(graph, analysis, device, not any(spec.is_dynamic for spec in input_specs)):
             return
         lower(graph)
 

@@ -1,4 +1,5 @@
-"""Matrix product converters: aten::matmul for every rank combination torch allows.
+"""Matrix product converters: aten::matmul for every rank combination torch allows, and the product ops
+lowering leaves whole (baddbmm, addbmm, outer).
 
 Lowering turns linear, addmm, mm and bmm into aten::matmul (plus t, mul and add), so this one
 converter covers them. A 1-D operand becomes a MatrixOperation.VECTOR operand (its vector is a
@@ -9,7 +10,8 @@ operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only eq
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import cast, compute_dtype, promote_types, rank, unsqueeze_to_rank
+from ._helpers import (axes_mask, cast, compute_dtype, dtype_of, elementwise, promote_types, rank, unsqueeze,
+                       unsqueeze_to_rank)
 
 
 def _operand(ctx, tensor, batch_dims, dtype):
@@ -19,10 +21,8 @@ def _operand(ctx, tensor, batch_dims, dtype):
     return unsqueeze_to_rank(ctx, cast(ctx, tensor, dtype), batch_dims + core), op
 
 
-@converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
-def matmul(ctx, node, args):
-    """torch.matmul: dot, vector-matrix, matrix-vector and batched products with broadcast batch dims."""
-    a, b = args[0].itensor(), args[1].itensor()
+def _product(ctx, a, b):
+    """torch.matmul(a, b) as an ITensor of the operands' promoted dtype."""
     if 0 in (rank(a), rank(b)):
         raise ValueError("matmul operands must have at least one dim")
     dtype = promote_types(ctx, a, b)
@@ -33,4 +33,46 @@ def matmul(ctx, node, args):
     input0, op0 = _operand(ctx, a, batch_dims, compute)
     input1, op1 = _operand(ctx, b, batch_dims, compute)
     product = ctx.net.add_matrix_multiply(input0, op0, input1, op1).get_output(0)
-    return ctx.set_output(node, [cast(ctx, product, dtype)])
+    return cast(ctx, product, dtype)
+
+
+@converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
+def matmul(ctx, node, args):
+    """torch.matmul: dot, vector-matrix, matrix-vector and batched products with broadcast batch dims."""
+    return ctx.set_output(node, [_product(ctx, args[0].itensor(), args[1].itensor())])
+
+
+def _add_scaled(ctx, node, args, product):
+    """beta * self + alpha * product; beta = 0 ignores self, NaN and inf included, as PyTorch documents."""
+    beta, alpha, dtype = args["beta"].to_float(), args["alpha"].to_float(), dtype_of(ctx, product)
+    op = ctx.trt.ElementWiseOperation
+    if alpha != 1:
+        product = elementwise(ctx, product, alpha, op.PROD, dtype)
+    if beta == 0:
+        return ctx.set_output(node, [product])
+    bias = args["self"].itensor()
+    if beta != 1:
+        bias = elementwise(ctx, bias, beta, op.PROD, dtype)
+    return ctx.set_output(node, [elementwise(ctx, product, bias, op.SUM, dtype)])
+
+
+@converter("aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+def baddbmm(ctx, node, args):
+    """beta * self + alpha * (batch1 @ batch2), self broadcast to the batched product."""
+    return _add_scaled(ctx, node, args, _product(ctx, args["batch1"].itensor(), args["batch2"].itensor()))
+
+
+@converter("aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+def addbmm(ctx, node, args):
+    """beta * self + alpha * the sum over the batch of batch1 @ batch2."""
+    products = _product(ctx, args["batch1"].itensor(), args["batch2"].itensor())
+    total = ctx.net.add_reduce(products, ctx.trt.ReduceOperation.SUM, axes_mask([0], 3), False).get_output(0)
+    return _add_scaled(ctx, node, args, total)
+
+
+# No aten::ger converter: TorchScript records torch.ger as aten::outer, its alias, when scripting and tracing.
+@converter("aten::outer(Tensor self, Tensor vec2) -> Tensor")
+def outer(ctx, node, args):
+    """The outer product of two vectors: self as a column times vec2 as a row, elementwise (exact, any dtype)."""
+    column = unsqueeze(ctx, args["self"].itensor(), 1)
+    return ctx.set_output(node, [elementwise(ctx, column, args["vec2"].itensor(), ctx.trt.ElementWiseOperation.PROD)])

@@ -10,6 +10,7 @@ import torch
 
 from . import builtin
 from .passes.convolution_forms import normalize_convolution
+from .passes.fold_constant_regions import fold_constant_regions
 from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.remove_dead_loops import remove_dead_loops
@@ -34,6 +35,7 @@ PASSES = [
     mm_to_matmul,
     builtin.peephole,
     builtin.constant_propagation,
+    fold_constant_regions,
     builtin.eliminate_dead_code,
 ]
 

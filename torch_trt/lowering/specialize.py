@@ -6,32 +6,46 @@ that the partitioner must leave in PyTorch, splitting every attention block out 
 Those conditions are fixed once the inputs are: an engine checks each input's rank, dtype and device
 on every call, compiled modules are inference-only (an input that requires grad is refused while grad
 mode is on) and engines run in the precision they were built for, whatever autocast says.
+The same holds for sizes when every input shape is static (swin's window padding decides its `if`s
+from sizes); with a dynamic input, sizes stay values.
 
-`specialize(graph, analyze, device)` replaces those queries by constants, using the ranks and dtypes
-shape analysis sees (`analyze()` gives {Value: TensorInfo} of top-level values; it runs the graph,
-so it is called only when the graph has such queries), then lets constant
-propagation fold the conditions and inline the branches taken. Values computed from tensor data are
-never folded: only these metadata queries become constants. Returns whether the graph changed.
+`specialize(graph, analyze, device, static_shapes)` replaces by constants the queries whose answers
+decide something LibTorch's folding cannot see through (a branch, a loop, or an in-place write into a
+tensor they shaped: swin's attention mask), using the ranks, dtypes and sizes shape analysis sees
+(`analyze()` gives {Value: TensorInfo} of top-level values; it runs the graph, so it is called only
+when there are such queries). Constant propagation then folds the conditions and inlines the
+branches taken. Other queries stay: the partitioner's evaluators compute them inside the engines.
+Values computed from tensor data are never folded. Returns whether the graph changed.
 """
 
 import torch
 
 from ..conversion.evaluators.prim import SCALAR_TYPE_CODES
 from . import builtin
+from .passes.fold_constant_regions import writes_in_place
 
 
-def specialize(graph, analyze, device):
-    """Fold the metadata queries of the tensors shape analysis describes, then the branches they decide; True if any
-    folded."""
+def specialize(graph, analyze, device, static_shapes):
+    """Fold the metadata queries of the tensors shape analysis describes (and their sizes when every input shape is
+    `static_shapes`), then the branches they decide; True if any folded."""
     folded = [node for node in graph.findAllNodes("aten::is_autocast_enabled") if not list(node.inputs())]
     for node in folded:
         _replace(graph, node, False)
-    queries = [(node, answer) for kind, answer in _QUERIES.items() for node in graph.findAllNodes(kind)]
-    infos = analyze() if queries else {}
+    answers = {**_QUERIES, **(_SIZES if static_shapes else {})}
+    queries = [(node, answer) for kind, answer in answers.items() for node in graph.findAllNodes(kind)
+               if _decides(node.output())]
+    factories = [node for kind in _FACTORIES for node in graph.findAllNodes(kind) if _decides(node.output())]
+    infos = analyze() if queries or factories else {}
+    for node in factories:
+        info = infos.get(node.inputsAt(0))
+        if hasattr(info, "dtype"):
+            _make_fresh(graph, node, info, torch.device(device))
+            folded.append(node)
     for node, answer in queries:
         info = infos.get(node.inputsAt(0))
-        if info is not None and hasattr(info, "dtype"):
-            _replace(graph, node, answer(info, torch.device(device)))
+        value = answer(node, info, torch.device(device)) if hasattr(info, "dtype") and not info.problem else None
+        if value is not None:
+            _replace(graph, node, value)
             folded.append(node)
     for kind, same in (("aten::__is__", True), ("aten::__isnot__", False)):
         for node in graph.findAllNodes(kind):
@@ -44,6 +58,7 @@ def specialize(graph, analyze, device):
         node.destroy()
     builtin.constant_propagation(graph)
     _fold_agreeing_branches(graph.block())
+    _unpack_constructed_tuples(graph)
     builtin.eliminate_dead_code(graph)
     for node in graph.findAllNodes("aten::is_grad_enabled"):  # a query dead code elimination keeps
         if not node.output().uses():
@@ -51,14 +66,73 @@ def specialize(graph, analyze, device):
     return True
 
 
-_QUERIES = {  # node kind -> (TensorInfo of its tensor input, engine device) -> the value it has at run time
-    "aten::dim": lambda info, device: len(info.opt_shape),
-    "prim::dtype": lambda info, device: SCALAR_TYPE_CODES[info.dtype],
-    "aten::is_floating_point": lambda info, device: info.dtype.is_floating_point,
-    "prim::requires_grad": lambda info, device: False,
-    "prim::device": lambda info, device: device,
-    "prim::is_cuda": lambda info, device: device.type == "cuda",
+def _decides(value):
+    """Whether `value` flows into a branch or loop condition, or into an in-place write."""
+    seen, pending = set(), [value]
+    while pending:
+        for use in pending.pop().uses():
+            user = use.user
+            if user.kind() in ("prim::If", "prim::Loop") or writes_in_place(user) or _is_loop_condition(use):
+                return True
+            for output in _receivers(use):
+                if output not in seen:
+                    seen.add(output)
+                    pending.append(output)
+    return False
+
+
+def _block_owner(use):
+    """The If or Loop whose block returns the used value, or None when the use is not a block's return."""
+    return use.user.owningBlock().owningNode() if use.user.kind() == "prim::Return" else None
+
+
+def _is_loop_condition(use):
+    owner = _block_owner(use)
+    return owner is not None and owner.kind() == "prim::Loop" and use.offset == 0
+
+
+def _receivers(use):
+    """The values a use passes its value on to: the user's outputs, or the If's (Loop's) output a block returns."""
+    owner = _block_owner(use)
+    if owner is None:
+        return list(use.user.outputs())
+    return [owner.outputsAt(use.offset - (owner.kind() == "prim::Loop"))]
+
+
+_QUERIES = {  # node kind -> (node, TensorInfo of its tensor input, engine device) -> its value at run time, or None
+    "aten::dim": lambda node, info, device: len(info.opt_shape),
+    "prim::dtype": lambda node, info, device: SCALAR_TYPE_CODES[info.dtype],
+    "aten::is_floating_point": lambda node, info, device: info.dtype.is_floating_point,
+    "prim::requires_grad": lambda node, info, device: False,
+    "prim::device": lambda node, info, device: device,
+    "prim::is_cuda": lambda node, info, device: device.type == "cuda",
 }
+_SIZES = {"aten::size": lambda node, info, device: _size(node, info.opt_shape)}
+
+
+def _size(node, shape):
+    """`aten::size(x)` or `aten::size(x, dim)` with a constant dim, or None."""
+    if node.inputsSize() == 1:
+        return list(shape)
+    dim = node.inputsAt(1).toIValue()
+    return shape[dim] if isinstance(dim, int) and -len(shape) <= dim < len(shape) else None
+
+
+_FACTORIES = {"aten::new_zeros": "aten::zeros", "aten::new_ones": "aten::ones"}
+
+
+def _make_fresh(graph, node, info, device):
+    """`x.new_zeros(size)` -> `zeros(size, dtype=x.dtype, device=x.device)`: the new tensor no longer reads x, so
+    constant folding can see it is made from constants only."""
+    size, dtype, layout, on, pin_memory = list(node.inputs())[1:]
+    with graph.insert_point_guard(node):
+        if dtype.node().mustBeNone():
+            dtype = graph.insertConstant(SCALAR_TYPE_CODES[info.dtype])
+        if on.node().mustBeNone():
+            on = graph.insertConstant(device)
+        fresh = graph.insertNode(graph.create(_FACTORIES[node.kind()], [size, dtype, layout, on, pin_memory]))
+    fresh.output().setType(node.output().type())
+    node.output().replaceAllUsesWith(fresh.output())
 
 
 def _replace(graph, node, value):
@@ -81,6 +155,16 @@ def _fold_agreeing_branches(block):
             if all(v.node().kind() == "prim::Constant" for v in values) and _same_constant(values):
                 with block.owningGraph().insert_point_guard(node):
                     output.replaceAllUsesWith(block.owningGraph().insertConstant(values[0].toIValue()))
+
+
+def _unpack_constructed_tuples(graph):
+    """TupleUnpack(TupleConstruct(a, b)) is (a, b): what an inlined branch returned as a tuple (LibTorch's peephole
+    keeps the pair when the unpacked types are wider, e.g. Tensor? for a Tensor)."""
+    for unpack in graph.findAllNodes("prim::TupleUnpack"):
+        construct = unpack.input().node()
+        if construct.kind() == "prim::TupleConstruct":
+            for output, value in zip(unpack.outputs(), construct.inputs()):
+                output.replaceAllUsesWith(value)
 
 
 def _same_constant(values):
