@@ -20,6 +20,7 @@ import argparse
 import logging
 import pathlib
 import sys
+import traceback
 from collections import Counter
 
 import torch
@@ -136,6 +137,12 @@ def total_row(rows, dynamo):
     return "| " + " | ".join(cells) + " |"
 
 
+def _last_line(error):
+    """The message's last line: TorchScript puts the error that happened after its own traceback."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 def _percent(part, whole):
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -156,7 +163,8 @@ def main(argv=None):
             model, inputs = model.to(args.device), [t.to(args.device) for t in inputs]
             row = coverage(name, model, inputs, args.dynamo)
         except Exception as error:  # one model's failure is a row of the report, not the end of it
-            row = {"model": name, "error": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
+            traceback.print_exc()
+            row = {"model": name, "error": f"{type(error).__name__}: {_last_line(error)}"}
         rows.append(row)
         print(markdown_row(row, args.dynamo), flush=True)
     print(total_row(rows, args.dynamo))
