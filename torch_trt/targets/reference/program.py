@@ -92,8 +92,18 @@ def _generate(program, inputs, autotune):
     are replayed per shape in CUDA graphs anyway). Fused kernels round every intermediate to its layer's
     dtype (emulate_precision_casts), so a half engine gives the results the layers give one by one.
     """
-    graph = make_fx(program)(*inputs)
+    graph = _views_as_reshapes(make_fx(program)(*inputs))
     return compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune, "emulate_precision_casts": True})
+
+
+def _views_as_reshapes(graph):
+    """make_fx records `view` where the traced tensors' strides allowed one (matmul's decomposition views an expanded
+    operand); inductor propagates its own strides, which may not allow it: reshape is a view wherever one is valid."""
+    for node in graph.graph.nodes:
+        if node.target is torch.ops.aten.view.default:
+            node.target = torch.ops.aten.reshape.default
+    graph.recompile()
+    return graph
 
 
 def _with_tf32(function, tf32):
