@@ -9,7 +9,6 @@ import torch
 from torch import nn
 
 import torch_trt
-from torch_trt.conversion.interpreter import record_converted
 
 
 class ResidualCNN(nn.Module):
@@ -62,17 +61,24 @@ def latency_ms(function, inputs, device, iterations=50):
     return sorted(times)[len(times) // 2]
 
 
+def engine_ops(report):
+    """`12 nodes in 1 engine(s): aten::add, aten::relu, ...`, from the partition report torch_trt.explain returns."""
+    ops = [op for segment in report.segments if segment.kind == "engine" for op in segment.ops]
+    return f"{len(ops)} nodes in {report.engine_count} engine(s): {', '.join(sorted(set(ops)))}"
+
+
 def main():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(f"device: {device}")
     for model, shape in ((ResidualCNN(), (8, 3, 32, 32)), (EncoderBlock(), (8, 16, 64))):
         model = model.eval().to(device)
         x = torch.randn(shape, device=device)
-        with record_converted() as converted:
-            compiled = torch_trt.compile(model, inputs=[torch_trt.Input(shape)], require_full_compilation=True)
+        inputs = [torch_trt.Input(shape)]
+        report = torch_trt.explain(model, inputs, require_full_compilation=True)  # what compile converts, and how
+        compiled = torch_trt.compile(model, inputs=inputs, require_full_compilation=True)
         with torch.no_grad():
             error = (compiled(x) - model(x)).abs().max().item()
-        print(f"\n{type(model).__name__}: converted {len(converted)} ops: {', '.join(sorted(set(converted)))}")
+        print(f"\n{type(model).__name__}: {engine_ops(report)}")
         print(f"  max abs error vs eager: {error:.2e}")
         print(f"  latency: eager {latency_ms(model, [x], device):.3f} ms, "
               f"torch_trt {latency_ms(compiled, [x], device):.3f} ms")

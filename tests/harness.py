@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import torch_trt
-from torch_trt.conversion.interpreter import record_converted
+from converted_ops import record_converted
 
 TOLERANCES = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
 

@@ -198,11 +198,12 @@ def test_dynamic_shape_max_bounds_dims_and_larger_inputs_widen_the_range(builds)
     assert [specs[0].max_shape for specs, _ in builds] == [(16, 4), (40, 4)]
 
 
-def test_size_dependent_trace_gets_one_engine_per_shape(builds, caplog):
-    class ScaleBySqrtOfBatch(nn.Module):
-        def forward(self, x):
-            return torch.relu(x) / math.sqrt(x.shape[0])
+class ScaleBySqrtOfBatch(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) / math.sqrt(x.shape[0])
 
+
+def test_size_dependent_trace_gets_one_engine_per_shape(builds, caplog):
     with caplog.at_level(logging.WARNING, logger="torch_trt"):
         check_compiled(ScaleBySqrtOfBatch(), batches(4, 9, 4), dynamic=True)
     assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4)]
@@ -256,3 +257,53 @@ def test_weights_changed_after_compiling_rebuild_the_engine(builds):
     x = torch.randn(5, 4)
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
     assert len(builds) == 2
+
+
+def _compiled_graphs(model, options):
+    """torch.compile(model) on the reference target, and the list of the CompiledGraphs its backend returns."""
+    from torch_trt.backend.dynamo import tensorrt_backend
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(tensorrt_backend(gm, example_inputs, options={**REFERENCE, **options}))
+        return graphs[-1]
+
+    return torch.compile(model, backend=backend, dynamic=True), graphs
+
+
+def test_a_dynamic_engine_that_fails_to_build_gives_one_engine_per_shape(builds, monkeypatch, caplog):
+    from torch_trt.backend import dynamo
+    from torch_trt.errors import EngineBuildError
+
+    spy = dynamo.compile_frozen
+
+    def static_only(module, specs, settings, device):
+        if any(spec.is_dynamic for spec in specs):
+            raise EngineBuildError("no dynamic engine here")
+        return spy(module, specs, settings, device)
+
+    monkeypatch.setattr(dynamo, "compile_frozen", static_only)
+    model = MLP().eval()
+    compiled, graphs = _compiled_graphs(model, {})
+    with caplog.at_level(logging.WARNING, logger="torch_trt"), torch.no_grad():
+        for x, in batches(4, 9, 4):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4)]
+    assert graphs[-1].builds is dynamo.Builds.PER_SHAPE and len(graphs[-1].variants) == 2
+    assert "could not build a dynamic-shape engine" in caplog.text and "no dynamic engine here" in caplog.text
+
+
+def test_past_max_shapes_new_shapes_run_in_pytorch_and_built_ones_keep_their_engines(builds, monkeypatch, caplog):
+    from torch_trt.backend import dynamo
+
+    monkeypatch.setattr(dynamo, "MAX_SHAPES", 2)
+    model = ScaleBySqrtOfBatch()
+    compiled, graphs = _compiled_graphs(model, {})
+    with caplog.at_level(logging.WARNING, logger="torch_trt"), torch.no_grad():
+        for x, in batches(4, 9, 5, 6, 7, 5, 9):  # dynamo's first graph is static (batch 4), its second dynamic
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4), (5, 4)]
+    assert graphs[-1].builds is dynamo.Builds.STOPPED and len(graphs[-1].variants) == 2
+    assert caplog.text.count("could not rebuild a graph for new inputs") == 1
+    assert "the graph already has engines for 2 input shapes" in caplog.text

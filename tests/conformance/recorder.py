@@ -1,9 +1,10 @@
 """Record every use of the network API the pipeline makes, to check it against TensorRT's real bindings.
 
-`install()` wraps `torch_trt.targets.resolve_target` wherever it is bound, so the API module the
-pipeline gets is a proxy. Everything crossing that boundary is wrapped on the way out (classes,
-enum classes, module functions, and instances of the target's classes: builder, network,
-layers, tensors, config, profile, runtime, engine, context, host memory, weights) and unwrapped
+`install()` wraps `torch_trt.targets.resolve_target` in the pipeline's modules that imported it (the
+function itself and its cache are left as they are), so the API module the pipeline gets is a proxy;
+conformance/plugin.py installs it around each test. Everything crossing that boundary is wrapped on
+the way out (classes, enum classes, module functions, and instances of the target's classes: builder,
+network, layers, tensors, config, profile, runtime, engine, context, host memory, weights) and unwrapped
 on the way in, so the target only ever sees its own objects. Each proxy logs what is done to it
 before doing it, so a call the target refuses is still recorded:
 
@@ -330,21 +331,18 @@ def _recording_resolve(original):
 
 
 def install():
-    """Wrap resolve_target in every loaded torch_trt module that bound it; return an uninstall function."""
+    """Wrap resolve_target in every loaded torch_trt module that imported it; return an uninstall function."""
     import torch_trt  # noqa: F401  (load the modules that bind resolve_target)
     import torch_trt.backend.pipeline  # noqa: F401
     import torch_trt.runtime.engine_manager  # noqa: F401
 
     original = torch_trt.targets.resolve_target
-    original = getattr(original, "__wrapped_by_recorder__", original)
     wrapper = _recording_resolve(original)
-    wrapper.__wrapped_by_recorder__ = original
-    patched = []
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("torch_trt") and getattr(module, "resolve_target", None) \
-                is original:
-            setattr(module, "resolve_target", wrapper)
-            patched.append(module)
+    patched = [module for module in list(sys.modules.values())
+               if getattr(module, "__name__", "").startswith("torch_trt.") and module is not torch_trt.targets
+               and getattr(module, "resolve_target", None) is original]
+    for module in patched:
+        setattr(module, "resolve_target", wrapper)
 
     def uninstall():
         for module in patched:

@@ -1,9 +1,11 @@
 """The recorder is transparent: isinstance, subclassing, identity and the target's own objects all work through
-its proxies, and each use is recorded before it happens."""
+its proxies, and each use is recorded before it happens. The plugin installs it per test, unless `unrecorded`."""
 
 import pytest
+import torch
 
-from conformance.recorder import Recorder, unwrap
+import torch_trt
+from conformance.recorder import ModuleProxy, Recorder, recording, unwrap
 from torch_trt.targets import reference
 
 
@@ -60,3 +62,24 @@ def test_values_pass_unwrapped():
     x = network.add_input("x", trt.float32, [2, 3])
     assert type(x.shape) is reference.Dims and x.dtype is reference.DataType.FLOAT
     assert trt.volume(x.shape) == 6 and trt.DataType(0) is reference.DataType.FLOAT
+
+
+def test_a_recorded_test_gets_the_target_behind_a_proxy():
+    """The plugin wraps the pipeline's resolve_target for each test; the function and its cache stay the target's."""
+    from torch_trt.backend import pipeline
+    from torch_trt.targets import resolve_target
+
+    assert isinstance(pipeline.resolve_target("reference"), ModuleProxy)
+    assert resolve_target("reference") is reference and resolve_target("auto", "cpu") is reference
+
+
+@pytest.mark.unrecorded
+def test_an_unrecorded_test_runs_the_pipeline_on_the_targets_own_objects():
+    from torch_trt.backend import pipeline
+
+    assert pipeline.resolve_target("reference") is reference
+    x = torch.randn(2, 3)
+    with recording() as recorder:
+        compiled = torch_trt.compile(torch.nn.ReLU().eval(), inputs=[x], target="reference", min_block_size=1)
+        torch.testing.assert_close(compiled(x), torch.relu(x))
+    assert "torch_trt::execute_engine" in str(compiled.graph) and not recorder.records

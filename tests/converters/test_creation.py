@@ -3,7 +3,7 @@ import torch
 
 import torch_trt
 from harness import check_converter, dynamic_inputs, make_input, scripted
-from torch_trt.conversion.interpreter import record_converted
+from converted_ops import record_converted
 
 f32, f16, i32, i64, b8 = torch.float32, torch.float16, torch.int32, torch.int64, torch.bool
 

@@ -16,8 +16,10 @@ raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any oth
 and surfaces, as does a target that cannot be loaded (target="tensorrt" without TensorRT).
 """
 
+import enum
 import logging
-import operator
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -67,35 +69,50 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
 tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
 
 
+class Builds(enum.Enum):
+    """How a CompiledGraph gets an engine for a call that none of its engines accepts."""
+
+    ONE_ENGINE = "rebuild its one engine, each dynamic dim's range widened to include the call"
+    PER_SHAPE = "add an engine for the call's shapes: the trace depends on sizes, or the dynamic build failed"
+    STOPPED = "none: a rebuild failed, and such calls run in PyTorch"
+
+
+class Variant(NamedTuple):
+    """An engine-holding module and the (argument position, dim, min, max) ranges of the calls it accepts."""
+
+    ranges: list
+    module: torch.jit.ScriptModule
+    specs: list
+
+    def accepts(self, args):
+        return all(low <= args[p].shape[d] <= high for p, d, low, high in self.ranges)
+
+
 class CompiledGraph:
     """What dynamo calls: the compiled module on the user tensors, rebuilt when its assumptions break.
 
-    variants: (ranges, module, specs) tuples; the first whose ranges, (argument position, dim,
-    min, max) of each dynamic dim, accept a call runs it. One variant normally; one per shape
-    when the graph traces differently at other sizes (`per_shape`, every dynamic dim pinned).
-    baked_*: the baked arguments as they were at the build (tensors, their versions, other values).
-    A dynamic graph is traced again with each symbol changed; a different graph means the trace
-    depends on that size, and the graph gets `per_shape` engines.
+    variants: the Variants built, the first that accepts a call runs it; `builds` (a Builds) says
+    what happens when none does. A dynamic graph starts with ONE_ENGINE; it is traced again with each
+    symbol changed, and a different graph means the trace depends on that size, so it goes PER_SHAPE
+    (every dynamic dim pinned, up to MAX_SHAPES engines), as it does when its dynamic engine fails to
+    build. `baked`: the baked arguments as they were at the last build; when they change, the variants
+    are dropped. `min_one`: the symbols whose dims may go down to 1, known after the first dynamic trace.
     """
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
         self.traceable = decompose(without_runtime_asserts(gm), example_args, settings)
-        self.variants = []
-        self.baked_positions, self.baked_tensors, self.baked_values = [], [], []
-        self.versioned_positions, self.baked_versions = [], []
-        self.per_shape = self.rebuild_failed = False
-        self.min_one = None  # the symbols whose dims may go down to 1, once a second trace checked them
+        self.builds, self.variants, self.baked, self.min_one = Builds.ONE_ENGINE, [], None, None
 
     def __call__(self, *args):
-        if self.variants and self._baked_changed(args):
+        if self.variants and self.baked.changed(args):
             logger.warning("a weight or baked value of a compiled graph changed since its engine was built; rebuilding")
             self.variants = []
-        for ranges, module, _ in self.variants:
-            if all(low <= args[p].shape[d] <= high for p, d, low, high in ranges):
-                return self._run(module, args)
+        for variant in self.variants:
+            if variant.accepts(args):
+                return self._run(variant.module, args)
         if self._rebuild(args):
-            return self._run(self.variants[-1][1], args)
+            return self._run(self.variants[-1].module, args)
         return self.gm(*args)
 
     def _run(self, module, args):
@@ -103,38 +120,50 @@ class CompiledGraph:
 
     def build(self, args):
         """Trace, check and compile the graph for these argument values; True when an engine came out."""
-        signature, settings = self.signature, self.settings
-        tensors = [args[p] for p in signature.input_positions]
-        if self.per_shape and len(self.variants) >= MAX_SHAPES:
+        tensors = [args[p] for p in self.signature.input_positions]
+        if self.builds is Builds.PER_SHAPE and len(self.variants) >= MAX_SHAPES:
             raise UnsupportedGraph(f"the graph already has engines for {MAX_SHAPES} input shapes")
-        device = settings.resolved_device(tensors[0].device)
+        device = self.settings.resolved_device(tensors[0].device)
         if any(t.device.type != device.type for t in tensors):
             raise UnsupportedGraph(f"inputs on {sorted({str(t.device) for t in tensors})} but engines run on {device}")
-        previous = self.variants[-1][2] if self.variants and not self.per_shape else None
-        specs = input_specs(signature, tensors, settings, static=self.per_shape, previous=previous)
-        frozen = trace_frozen(self.traceable, signature, args, static_sizes=self.per_shape)
-        dynamic = signature.is_dynamic and not self.per_shape
-        if dynamic:
-            if self.min_one is None:
-                self.min_one = self._symbols_free_down_to_one(frozen, args, specs)
-            if self.min_one is None:
-                logger.warning("a graph traces differently at other input sizes; torch_trt builds one engine per shape")
-                return self._build_per_shape(args)
-            specs = input_specs(signature, tensors, settings, previous=previous, min_one=self.min_one)
+        if self.builds is Builds.ONE_ENGINE:
+            try:
+                return self._keep(self._compile_one_engine(args, tensors, device), args)
+            except _NeedsPerShape as why:
+                logger.warning("%s", why)
+                self.builds, self.variants = Builds.PER_SHAPE, []
+        specs = input_specs(self.signature, tensors, self.settings, static=True)
+        frozen = trace_frozen(self.traceable, self.signature, args, static_sizes=True)
+        return self._keep(self._compile(frozen, specs, device), args)
+
+    def _compile_one_engine(self, args, tensors, device):
+        """(specs, module) of one engine whose dynamic dims' ranges include this call's and the last engine's."""
+        signature, settings = self.signature, self.settings
+        previous = self.variants[-1].specs if self.variants else None
+        specs = input_specs(signature, tensors, settings, previous=previous)
+        frozen = trace_frozen(self.traceable, signature, args, static_sizes=False)
+        if not signature.is_dynamic:
+            return self._compile(frozen, specs, device)
+        if self.min_one is None:
+            self.min_one = self._symbols_free_down_to_one(frozen, args, specs)
+        if self.min_one is None:
+            raise _NeedsPerShape("a graph traces differently at other input sizes; torch_trt builds one engine per "
+                                 "shape")
+        specs = input_specs(signature, tensors, settings, previous=previous, min_one=self.min_one)
         try:
-            hit = self._compile(frozen, specs, device)
+            return self._compile(frozen, specs, device)
         except TorchTRTError as error:
-            if not dynamic:
-                raise
-            logger.warning("torch_trt could not build a dynamic-shape engine, so it builds one engine per input "
-                           "shape. Reason: %s", _reason(error))
-            return self._build_per_shape(args)
+            raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine per "
+                                 f"input shape. Reason: {_reason(error)}") from error
+
+    def _keep(self, hit, args):
+        """Add the (specs, module) built as a variant (the only one, unless PER_SHAPE); False when there is none."""
         if hit is None:
             logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
             return False
-        variant = (self._ranges(hit[0]), hit[1], hit[0])
-        self.variants = self.variants + [variant] if self.per_shape else [variant]
-        self._snapshot(args)
+        variant = Variant(self._ranges(hit[0]), hit[1], hit[0])
+        self.variants = self.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
+        self.baked = BakedArguments.of(self.signature.baked_positions, args)
         return True
 
     def _compile(self, frozen, specs, device):
@@ -151,12 +180,8 @@ class CompiledGraph:
             engine_cache.store(key, *hit)
         return hit
 
-    def _build_per_shape(self, args):
-        self.per_shape, self.variants = True, []
-        return self.build(args)
-
     def _rebuild(self, args):
-        if self.rebuild_failed:
+        if self.builds is Builds.STOPPED:
             return False
         try:
             if self.build(args):
@@ -166,7 +191,7 @@ class CompiledGraph:
                 raise
             logger.warning("torch_trt could not rebuild a graph for new inputs; such calls run in PyTorch. "
                            "Reason: %s", _reason(error))
-        self.rebuild_failed = True
+        self.builds = Builds.STOPPED
         return False
 
     def _symbols_free_down_to_one(self, frozen, args, specs):
@@ -195,26 +220,36 @@ class CompiledGraph:
         return [(positions[k], d, spec.min_shape[d], spec.max_shape[d]) for k, spec in enumerate(specs)
                 for d, expr in enumerate(self.signature.input_dims[k]) if expr is not None]
 
-    def _baked_changed(self, args):
+
+class _NeedsPerShape(Exception):
+    """Why a dynamic graph cannot have one engine for all its shapes."""
+
+
+@dataclass(frozen=True)
+class BakedArguments:
+    """The baked arguments at a build: numbers (0-dim CPU tensors too) by value, tensors by identity and version."""
+
+    values: list  # (position, number)
+    tensors: list  # (position, tensor)
+    versions: list  # (position, tensor version) of the tensors that have one
+
+    @classmethod
+    def of(cls, positions, args):
+        tensors = [(p, args[p]) for p in positions if _scalar(args[p]) is None]
+        return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensors,
+                   [(p, tensor._version) for p, tensor in tensors if tensor_version(tensor) is not None])
+
+    def changed(self, args):
         """Whether a baked argument is another tensor, was written to, or is another number than at the build."""
-        if not all(map(operator.is_, [args[p] for p in self.baked_positions], self.baked_tensors)):
+        if not all(args[p] is tensor for p, tensor in self.tensors):
             return True
-        if [args[p]._version for p in self.versioned_positions] != self.baked_versions:
+        if any(args[p]._version != version for p, version in self.versions):
             return True
-        for position, value in self.baked_values:
+        for position, value in self.values:
             number = _scalar(args[position])
             if number != value and not (number != number and value != value):  # NaN == NaN here
                 return True
         return False
-
-    def _snapshot(self, args):
-        """Remember the baked arguments: numbers (0-dim CPU tensors too) by value, tensors by identity and version."""
-        baked = self.signature.baked_positions
-        self.baked_values = [(p, _scalar(args[p])) for p in baked if _scalar(args[p]) is not None]
-        self.baked_positions = [p for p in baked if _scalar(args[p]) is None]
-        self.baked_tensors = [args[p] for p in self.baked_positions]
-        self.versioned_positions = [p for p in self.baked_positions if tensor_version(args[p]) is not None]
-        self.baked_versions = [args[p]._version for p in self.versioned_positions]
 
 
 def _scalar(value):

@@ -55,6 +55,20 @@ class Arg:
         value = self._static((list, tuple, int), "a list of ints")
         return [value] if isinstance(value, int) else [int(v) for v in value]
 
+    def to_float_list(self):
+        return [float(v) for v in self._static((list, tuple), "a list of numbers")]
+
+    def to_list(self):
+        """The compile-time list (a Tensor[] is a list of ITensors and compile-time tensors)."""
+        return list(self._static((list, tuple), "a list"))
+
+    def operand(self):
+        """The value as an element-wise operand: an ITensor, a compile-time tensor or a Python number (kept a
+        number, so that broadcasting and type promotion treat it as PyTorch treats a scalar)."""
+        if self._is_itensor:
+            return self.value
+        return self._static((torch.Tensor, int, float, bool), "a tensor or a number")
+
     def to_tensor(self):
         """The compile-time tensor value (weights, constants)."""
         return self._static((torch.Tensor,), "a tensor")
@@ -68,10 +82,10 @@ class Arg:
 
 
 class Args:
-    """The node's Arg list in schema order; `args[0]` or `args["dim"]`."""
+    """The node's Arg list in schema order: `args[0]`, `args["dim"]`, or `args.get("dim", [])` for optional names."""
 
-    def __init__(self, args):
-        self._args = args
+    def __init__(self, ctx, args):
+        self._ctx, self._args = ctx, args
         self._by_name = {arg.name: arg for arg in args}
 
     def __getitem__(self, key):
@@ -80,6 +94,20 @@ class Args:
                 raise KeyError(f"no argument named {key!r}; the schema has {list(self._by_name)}")
             return self._by_name[key]
         return self._args[key]
+
+    def get(self, name, default=None):
+        """The argument `name`, or an Arg holding `default` when this overload has no such argument or it is None.
+
+        Converters registered for several overloads read what only some of them take this way.
+        """
+        arg = self._by_name.get(name)
+        if arg is None or arg.is_none():
+            return Arg(self._ctx, name, default, False)
+        return arg
+
+    def __contains__(self, name):
+        """Whether the schema has an argument `name`."""
+        return name in self._by_name
 
     def __len__(self):
         return len(self._args)

@@ -4,7 +4,6 @@ Any failure is re-raised as ConversionError naming the node, its schema and sour
 in the style of torch.fx's Interpreter.
 """
 
-import contextlib
 import logging
 
 import torch
@@ -15,20 +14,6 @@ from .context import trt_dtype
 from .registry import find_converter, find_evaluator, node_schema
 
 logger = logging.getLogger(__name__)
-
-_recorders = []
-
-
-@contextlib.contextmanager
-def record_converted():
-    """Collect the kinds of the nodes that converters (not evaluators) handle inside this block."""
-    kinds = []
-    _recorders.append(kinds)
-    try:
-        yield kinds
-    finally:
-        _recorders.remove(kinds)
-
 
 def node_args(ctx, node):
     """Bind the node's inputs to its schema's argument names, taking each from the network or the evaluated values."""
@@ -42,7 +27,7 @@ def node_args(ctx, node):
             args.append(Arg(ctx, name, ctx.evaluated_value_map[value], False))
         else:
             raise ConversionError(node, f"input %{value.debugName()} was neither converted nor evaluated")
-    return Args(args)
+    return Args(ctx, args)
 
 
 def _argument_names(node):
@@ -64,10 +49,7 @@ def convert_node(ctx, node):
         raise
     except Exception as error:
         raise ConversionError(node, f"{type(error).__name__}: {error}") from error
-    if is_converter:
-        for kinds in _recorders:
-            kinds.append(node.kind())
-    else:
+    if not is_converter:
         outputs = list(node.outputs())
         values = [result] if len(outputs) == 1 else list(result)
         for value, evaluated in zip(outputs, values):  # an ITensor taken out of a Tensor[] is a runtime tensor

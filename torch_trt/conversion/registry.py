@@ -6,6 +6,7 @@ at import; an unparseable or duplicate registration is an error at import.
 """
 
 import functools
+import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -50,15 +51,30 @@ def converter(schema, supports=None):
     return register
 
 
-def converter_table(table, convert, what):
-    """Register `convert(ctx, node, args, value)` for each schema -> value row, as a converter named after the value."""
-    for schema, value in table.items():
-        def function(ctx, node, args, value=value):
-            return convert(ctx, node, args, value)
+def converter_table(table, convert, doc):
+    """Register `convert(ctx, node, args, value)` for each `schema: value` row of `table`: one family, one builder.
 
-        function.__name__ = function.__qualname__ = value.lower()
-        function.__doc__ = f"{what} {value}."
-        converter(schema)(function)
+    Each row's converter is named after its schema (aten::sum.dim_IntList -> sum_dim_IntList), documented by
+    `doc` formatted with the row's value, and belongs to the module that calls this, the one holding the table
+    (as collections.namedtuple sets __module__), so a duplicate registration names that module's converter.
+    """
+    module = sys._getframe(1).f_globals["__name__"]
+    for schema, value in table.items():
+        converter(schema)(_table_row(convert, value, _function_name(schema), module, doc.format(value)))
+
+
+def _table_row(convert, value, name, module, doc):
+    def function(ctx, node, args):
+        return convert(ctx, node, args, value)
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__, function.__doc__ = module, doc
+    return function
+
+
+def _function_name(schema):
+    """`sum_dim_IntList` for aten::sum.dim_IntList(...): the operator and overload as a Python name."""
+    return schema.split("(", 1)[0].split("::", 1)[1].replace(".", "_")
 
 
 def evaluator(kind_or_schema, supports=None):

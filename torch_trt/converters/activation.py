@@ -18,8 +18,11 @@ _SIMPLE = {
 }
 
 
-converter_table(_SIMPLE, lambda ctx, node, args, kind: _activation(
-    ctx, node, args[0], getattr(ctx.trt.ActivationType, kind)), "Activation")
+def _simple(ctx, node, args, kind):
+    return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
+
+
+converter_table(_SIMPLE, _simple, "ActivationType.{}.")
 
 
 @converter('aten::gelu(Tensor self, *, str approximate="none") -> Tensor')

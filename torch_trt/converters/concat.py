@@ -28,7 +28,7 @@ def _is_legacy_empty(value):
 @converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 def cat(ctx, node, args):
     """Join the tensors along dim."""
-    values = args["tensors"].value
+    values = args["tensors"].to_list()
     tensors = _promoted(ctx, [v for v in values if not _is_legacy_empty(v)] or values[:1])
     return _concatenate(ctx, node, tensors, normalize_dim(args["dim"].to_int(), rank(tensors[0])))
 
@@ -36,6 +36,6 @@ def cat(ctx, node, args):
 @converter("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
 def stack(ctx, node, args):
     """Join the tensors along a new dim: unsqueeze each, then concatenate."""
-    tensors = _promoted(ctx, args["tensors"].value)
+    tensors = _promoted(ctx, args["tensors"].to_list())
     dim = normalize_dim(args["dim"].to_int(), rank(tensors[0]) + 1)
     return _concatenate(ctx, node, [unsqueeze(ctx, t, dim) for t in tensors], dim)

@@ -3,8 +3,14 @@ pow, remainder, fmod), clamp, maximum/minimum, comparisons and logical ops."""
 
 import torch
 
-from ..conversion.registry import converter
+from ..conversion.args import Arg
+from ..conversion.registry import converter, converter_table
 from ._helpers import broadcast_pair, cast, dtype_of, elementwise, promote_types, to_itensor
+
+
+def _operands(args):
+    """self and other, each an ITensor, a compile-time tensor or a Python number."""
+    return args[0].operand(), args[1].operand()
 
 
 def _scaled(ctx, other, alpha):
@@ -16,30 +22,32 @@ def _scaled(ctx, other, alpha):
     return elementwise(ctx, other, alpha, ctx.trt.ElementWiseOperation.PROD)
 
 
-def _add_or_sub(op_name):
-    def convert(ctx, node, args):
-        op = getattr(ctx.trt.ElementWiseOperation, op_name)
-        dtype = promote_types(ctx, args[0].value, args[1].value)
-        other = _scaled(ctx, args[1].value, args["alpha"].value)
-        return ctx.set_output(node, [elementwise(ctx, args[0].itensor(), other, op, dtype)])
-
-    convert.__name__ = {"SUM": "add", "SUB": "sub"}[op_name]
-    convert.__doc__ = f"self {'+' if op_name == 'SUM' else '-'} alpha * other."
-    return convert
+_ADD_OR_SUB = {
+    "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor": "SUM",
+    "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor": "SUM",
+    "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor": "SUB",
+    "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor": "SUB",
+}
 
 
-for _name, _op in (("add", "SUM"), ("sub", "SUB")):
-    converter(f"aten::{_name}.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")(_add_or_sub(_op))
-    converter(f"aten::{_name}.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")(_add_or_sub(_op))
+def _add_or_sub(ctx, node, args, op_name):
+    a, b = _operands(args)
+    other = _scaled(ctx, b, args["alpha"].operand())
+    op = getattr(ctx.trt.ElementWiseOperation, op_name)
+    return ctx.set_output(node, [elementwise(ctx, args[0].itensor(), other, op, promote_types(ctx, a, b))])
+
+
+converter_table(_ADD_OR_SUB, _add_or_sub, "ElementWiseOperation.{} of self and alpha * other.")
 
 
 # Only the Scalar form: TorchScript records torch.rsub(Tensor, Tensor) as aten::sub, scripted and traced.
 @converter("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 def rsub(ctx, node, args):
     """other - alpha * self."""
-    dtype = promote_types(ctx, args[0].value, args[1].value)
-    scaled = _scaled(ctx, args[0].itensor(), args["alpha"].value)
-    return ctx.set_output(node, [elementwise(ctx, args[1].value, scaled, ctx.trt.ElementWiseOperation.SUB, dtype)])
+    a, b = _operands(args)
+    scaled = _scaled(ctx, args[0].itensor(), args["alpha"].operand())
+    dtype = promote_types(ctx, a, b)
+    return ctx.set_output(node, [elementwise(ctx, b, scaled, ctx.trt.ElementWiseOperation.SUB, dtype)])
 
 
 def _scaled_by_scalar(ctx, a, b, op, dtype):
@@ -55,7 +63,7 @@ def _scaled_by_scalar(ctx, a, b, op, dtype):
 @converter("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
 def mul(ctx, node, args):
     """self * other."""
-    a, b = args[0].value, args[1].value
+    a, b = _operands(args)
     return ctx.set_output(node, [_scaled_by_scalar(ctx, a, b, ctx.trt.ElementWiseOperation.PROD,
                                                    promote_types(ctx, a, b))])
 
@@ -76,26 +84,23 @@ def _divide(ctx, a, b, rounding_mode):
     return elementwise(ctx, ctx.net.add_unary(quotient, unary.SIGN).get_output(0), magnitude, ops.PROD)
 
 
-@converter("aten::div.Tensor(Tensor self, Tensor other) -> Tensor")
-@converter("aten::div.Scalar(Tensor self, Scalar other) -> Tensor")
-def div(ctx, node, args):
-    """True division."""
-    return ctx.set_output(node, [_divide(ctx, args[0].value, args[1].value, None)])
+_DIVISIONS = {  # schema: its rounding mode, unless the schema takes one
+    "aten::div.Tensor(Tensor self, Tensor other) -> Tensor": None,
+    "aten::div.Scalar(Tensor self, Scalar other) -> Tensor": None,
+    "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor": None,
+    "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor": None,
+    "aten::floor_divide(Tensor self, Tensor other) -> Tensor": "floor",
+    "aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor": "floor",
+}
 
 
-@converter("aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor")
-@converter("aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor")
-def div_mode(ctx, node, args):
-    """Division with rounding_mode None, 'trunc' or 'floor'."""
-    mode = args["rounding_mode"].optional(lambda a: a.to_str())
-    return ctx.set_output(node, [_divide(ctx, args[0].value, args[1].value, mode)])
+def _division(ctx, node, args, rounding_mode):
+    mode = args.get("rounding_mode", rounding_mode).optional(Arg.to_str)
+    return ctx.set_output(node, [_divide(ctx, *_operands(args), mode)])
 
 
-@converter("aten::floor_divide(Tensor self, Tensor other) -> Tensor")
-@converter("aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor")
-def floor_divide(ctx, node, args):
-    """Floor division."""
-    return ctx.set_output(node, [_divide(ctx, args[0].value, args[1].value, "floor")])
+converter_table(_DIVISIONS, _division, "Division rounding the quotient by the schema's rounding_mode, else by {} "
+                                        "(None: true division).")
 
 
 @converter("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
@@ -103,9 +108,10 @@ def floor_divide(ctx, node, args):
 @converter("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 def pow(ctx, node, args):
     """self ** exponent; integer powers compute in float32 (TensorRT's POW takes floats) and cast back."""
-    dtype = promote_types(ctx, args[0].value, args[1].value)
+    a, b = _operands(args)
+    dtype = promote_types(ctx, a, b)
     compute = dtype if dtype.is_floating_point else torch.float32
-    result = elementwise(ctx, args[0].value, args[1].value, ctx.trt.ElementWiseOperation.POW, compute)
+    result = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, compute)
     return ctx.set_output(node, [cast(ctx, result, dtype)])
 
 
@@ -124,17 +130,17 @@ def _clamp(ctx, node, x, low, high):
 @converter("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
 def clamp(ctx, node, args):
     """min(max(self, min), max), with scalar or tensor bounds."""
-    return _clamp(ctx, node, args[0].itensor(), args["min"].value, args["max"].value)
+    return _clamp(ctx, node, args[0].itensor(), args["min"].optional(Arg.operand), args["max"].optional(Arg.operand))
 
 
 @converter("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
 def clamp_min(ctx, node, args):
-    return _clamp(ctx, node, args[0].itensor(), args["min"].value, None)
+    return _clamp(ctx, node, args[0].itensor(), args["min"].operand(), None)
 
 
 @converter("aten::clamp_max(Tensor self, Scalar max) -> Tensor")
 def clamp_max(ctx, node, args):
-    return _clamp(ctx, node, args[0].itensor(), None, args["max"].value)
+    return _clamp(ctx, node, args[0].itensor(), None, args["max"].operand())
 
 
 def _comparable(ctx, a, b):
@@ -168,19 +174,16 @@ _COMPARISONS = {
 }
 
 
-def _comparison_converter(name, compare):
-    def convert(ctx, node, args):
-        return ctx.set_output(node, [compare(ctx, args[0].value, args[1].value)])
-
-    convert.__name__ = convert.__qualname__ = name
-    convert.__doc__ = f"self {name} other, a BOOL tensor."
-    return convert
+_COMPARISON_SCHEMAS = {f"aten::{name}{signature}": name for name in _COMPARISONS
+                       for signature in (".Tensor(Tensor self, Tensor other) -> Tensor",
+                                         ".Scalar(Tensor self, Scalar other) -> Tensor")}
 
 
-for _name, _compare_fn in _COMPARISONS.items():
-    _function = _comparison_converter(_name, _compare_fn)
-    converter(f"aten::{_name}.Tensor(Tensor self, Tensor other) -> Tensor")(_function)
-    converter(f"aten::{_name}.Scalar(Tensor self, Scalar other) -> Tensor")(_function)
+def _comparison(ctx, node, args, name):
+    return ctx.set_output(node, [_COMPARISONS[name](ctx, *_operands(args))])
+
+
+converter_table(_COMPARISON_SCHEMAS, _comparison, "self {} other, a BOOL tensor.")
 
 
 def _as_bool(ctx, tensor, op_name):
@@ -198,33 +201,26 @@ def _truth(ctx, value):
     return _not(ctx, _compare(ctx, value, 0, "EQUAL"))
 
 
-def _bitwise_converter(op_name):
-    def convert(ctx, node, args):
-        a, b = _as_bool(ctx, args[0].itensor(), node.kind()), _as_bool(ctx, args[1].itensor(), node.kind())
-        return ctx.set_output(node, [_logical(ctx, *broadcast_pair(ctx, a, b), op_name)])
-
-    convert.__name__ = convert.__qualname__ = f"bitwise_{op_name.lower()}"
-    convert.__doc__ = f"Bitwise {op_name} of bool tensors (a logical {op_name})."
-    return convert
-
-
-def _logical_converter(op_name):
-    def convert(ctx, node, args):
-        a, b = _truth(ctx, args[0].value), _truth(ctx, args[1].value)
-        return ctx.set_output(node, [_logical(ctx, *broadcast_pair(ctx, a, b), op_name)])
-
-    convert.__name__ = convert.__qualname__ = f"logical_{op_name.lower()}"
-    convert.__doc__ = f"Logical {op_name}: nonzero values are true; the result is BOOL."
-    return convert
-
-
 # Only the Tensor forms: a bool Scalar reaches TorchScript as the int 0 or 1 (scripted; tracing one fails), and a
 # bool tensor with an int is an int64 bitwise op, which TensorRT lacks.
-for _op in ("AND", "OR", "XOR"):
-    _bitwise = _bitwise_converter(_op)
-    for _name in (f"__{_op.lower()}__", f"bitwise_{_op.lower()}"):
-        converter(f"aten::{_name}.Tensor(Tensor self, Tensor other) -> Tensor")(_bitwise)
-    converter(f"aten::logical_{_op.lower()}(Tensor self, Tensor other) -> Tensor")(_logical_converter(_op))
+_BITWISE = {f"aten::{name}.Tensor(Tensor self, Tensor other) -> Tensor": op_name for op_name in ("AND", "OR", "XOR")
+            for name in (f"__{op_name.lower()}__", f"bitwise_{op_name.lower()}")}
+_LOGICAL = {f"aten::logical_{op_name.lower()}(Tensor self, Tensor other) -> Tensor": op_name
+            for op_name in ("AND", "OR", "XOR")}
+
+
+def _bitwise(ctx, node, args, op_name):
+    a, b = _as_bool(ctx, args[0].itensor(), node.kind()), _as_bool(ctx, args[1].itensor(), node.kind())
+    return ctx.set_output(node, [_logical(ctx, *broadcast_pair(ctx, a, b), op_name)])
+
+
+def _logical_op(ctx, node, args, op_name):
+    a, b = (_truth(ctx, operand) for operand in _operands(args))
+    return ctx.set_output(node, [_logical(ctx, *broadcast_pair(ctx, a, b), op_name)])
+
+
+converter_table(_BITWISE, _bitwise, "Bitwise {0} of bool tensors (a logical {0}).")
+converter_table(_LOGICAL, _logical_op, "Logical {}: nonzero values are true; the result is BOOL.")
 
 
 @converter("aten::bitwise_not(Tensor self) -> Tensor")
@@ -239,45 +235,41 @@ def logical_not(ctx, node, args):
     return ctx.set_output(node, [_not(ctx, _truth(ctx, args[0].itensor()))])
 
 
-def _extremum(ctx, a, b, op_name):
+_EXTREMA = {
+    "aten::maximum(Tensor self, Tensor other) -> Tensor": "MAX",
+    "aten::max.other(Tensor self, Tensor other) -> Tensor": "MAX",
+    "aten::minimum(Tensor self, Tensor other) -> Tensor": "MIN",
+    "aten::min.other(Tensor self, Tensor other) -> Tensor": "MIN",
+}
+
+
+def _extremum(ctx, node, args, op_name):
     """Element-wise MAX or MIN; bool computes in int32 (TensorRT's MAX/MIN refuse BOOL) and is cast back."""
+    a, b = _operands(args)
     dtype = promote_types(ctx, a, b)
     compute = torch.int32 if dtype == torch.bool else dtype
-    return cast(ctx, elementwise(ctx, a, b, getattr(ctx.trt.ElementWiseOperation, op_name), compute), dtype)
+    result = elementwise(ctx, a, b, getattr(ctx.trt.ElementWiseOperation, op_name), compute)
+    return ctx.set_output(node, [cast(ctx, result, dtype)])
 
 
-@converter("aten::maximum(Tensor self, Tensor other) -> Tensor")
-@converter("aten::max.other(Tensor self, Tensor other) -> Tensor")
-def maximum(ctx, node, args):
-    """Element-wise maximum."""
-    return ctx.set_output(node, [_extremum(ctx, args[0].value, args[1].value, "MAX")])
+converter_table(_EXTREMA, _extremum, "Element-wise {} of self and other.")
 
 
-@converter("aten::minimum(Tensor self, Tensor other) -> Tensor")
-@converter("aten::min.other(Tensor self, Tensor other) -> Tensor")
-def minimum(ctx, node, args):
-    """Element-wise minimum."""
-    return ctx.set_output(node, [_extremum(ctx, args[0].value, args[1].value, "MIN")])
+_MODULOS = {  # schema: how the quotient rounds (floor: Python's modulo, with the divisor's sign; trunc: C's fmod)
+    "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor": "floor",
+    "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor": "floor",
+    "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor": "floor",
+    "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor": "trunc",
+    "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor": "trunc",
+}
 
 
-def _modulo(ctx, a, b, rounding_mode):
-    """a - round(a / b) * b, rounding the quotient by `rounding_mode` (floor: remainder, trunc: fmod)."""
-    dtype = promote_types(ctx, a, b)
+def _modulo(ctx, node, args, rounding_mode):
+    """self - round(self / other) * other, rounding the quotient by `rounding_mode`."""
+    a, b = _operands(args)
+    dtype, ops = promote_types(ctx, a, b), ctx.trt.ElementWiseOperation
     quotient = _divide(ctx, a, b, rounding_mode)
-    return elementwise(ctx, a, elementwise(ctx, quotient, b, ctx.trt.ElementWiseOperation.PROD, dtype),
-                       ctx.trt.ElementWiseOperation.SUB, dtype)
+    return ctx.set_output(node, [elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, dtype), ops.SUB, dtype)])
 
 
-@converter("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor")
-@converter("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
-@converter("aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor")
-def remainder(ctx, node, args):
-    """Python's modulo: the result has the divisor's sign."""
-    return ctx.set_output(node, [_modulo(ctx, args[0].value, args[1].value, "floor")])
-
-
-@converter("aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor")
-@converter("aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor")
-def fmod(ctx, node, args):
-    """C's fmod: the result has the dividend's sign."""
-    return ctx.set_output(node, [_modulo(ctx, args[0].value, args[1].value, "trunc")])
+converter_table(_MODULOS, _modulo, "self - round(self / other) * other, the quotient rounded by {}.")

@@ -13,7 +13,7 @@ import math
 import torch
 
 from ..conversion.args import Arg
-from ..conversion.registry import converter
+from ..conversion.registry import converter, converter_table
 from ._helpers import (axes_mask, cast, dtype_of, elementwise, normalize_dim, rank, reshape, reshape_to,
                        scalar_type)
 
@@ -32,12 +32,6 @@ _REDUCE = {
 _REDUCIBLE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
 
 
-def _named(args, name, accessor, default):
-    """The argument `name` read by `accessor`; `default` when this overload lacks it or it is None."""
-    arg = next((a for a in args if a.name == name), None)
-    return default if arg is None or arg.is_none() else accessor(arg)
-
-
 def _result_dtype(ctx, x, op_name, dtype):
     """PyTorch's result dtype: `dtype=` if given, int64 for integer sums and products, else the input's."""
     if dtype is not None:
@@ -46,26 +40,19 @@ def _result_dtype(ctx, x, op_name, dtype):
     return torch.int64 if widens else dtype_of(ctx, x)
 
 
-def _reduce_converter(schema, op_name):
-    def convert(ctx, node, args):
-        x = args[0].itensor()
-        dims = _named(args, "dim", Arg.to_int_list, [])
-        dtype = _result_dtype(ctx, x, op_name, scalar_type(_named(args, "dtype", Arg.to_int, None)))
-        x = cast(ctx, x, dtype if dtype in _REDUCIBLE else torch.int32)
-        if rank(x) == 0:  # every reduction of a 0-d tensor is the tensor itself
-            return ctx.set_output(node, [cast(ctx, x, dtype)])
-        mask = axes_mask(dims or range(rank(x)), rank(x))
-        keepdim = _named(args, "keepdim", Arg.to_bool, False)
-        reduced = ctx.net.add_reduce(x, getattr(ctx.trt.ReduceOperation, op_name), mask, keepdim).get_output(0)
-        return ctx.set_output(node, [cast(ctx, reduced, dtype)])
-
-    convert.__name__ = convert.__qualname__ = schema.split("(")[0].removeprefix("aten::").replace(".", "_")
-    convert.__doc__ = f"Reduce {op_name} over the given dims (all when none are given)."
-    return convert
+def _reduction(ctx, node, args, op_name):
+    x = args[0].itensor()
+    dtype = _result_dtype(ctx, x, op_name, scalar_type(args.get("dtype").optional(Arg.to_int)))
+    x = cast(ctx, x, dtype if dtype in _REDUCIBLE else torch.int32)
+    if rank(x) == 0:  # every reduction of a 0-d tensor is the tensor itself
+        return ctx.set_output(node, [cast(ctx, x, dtype)])
+    mask = axes_mask(args.get("dim", []).to_int_list() or range(rank(x)), rank(x))
+    keepdim = args.get("keepdim", False).to_bool()
+    reduced = ctx.net.add_reduce(x, getattr(ctx.trt.ReduceOperation, op_name), mask, keepdim).get_output(0)
+    return ctx.set_output(node, [cast(ctx, reduced, dtype)])
 
 
-for _schema, _op in _REDUCE.items():
-    converter(_schema)(_reduce_converter(_schema, _op))
+converter_table(_REDUCE, _reduction, "Reduce {} over the given dims (all when none are given).")
 
 
 # ---- reductions with indices: max/min over a dim, argmax/argmin, topk and sort, through ITopKLayer ----
@@ -187,7 +174,7 @@ def sort_stable(ctx, node, args):
 
 def _dims_of(args, x):
     """The dims of a `dim` argument, every dim when it is None or empty."""
-    dims = _named(args, "dim", Arg.to_int_list, [])
+    dims = args.get("dim", []).to_int_list()
     return [normalize_dim(d, rank(x)) for d in dims] if dims else list(range(rank(x)))
 
 
@@ -211,32 +198,26 @@ def _variance(ctx, x, dims, correction, keepdim):
 
 
 def _correction(args):
-    if any(arg.name == "unbiased" for arg in args):
+    if "unbiased" in args:
         return 1 if args["unbiased"].to_bool() else 0
-    return _named(args, "correction", Arg.to_float, 1)
+    return args.get("correction", 1).to_float()
 
 
 _VARIANCE = ("(Tensor self, bool unbiased=True) -> Tensor",
              "(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
              "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
+_STATISTICS = {f"aten::{name}{overload}{signature}": name for name in ("var", "std")
+               for overload, signature in zip(("", ".dim", ".correction"), _VARIANCE)}
 
 
-def _statistic(root):
-    def convert(ctx, node, args):
-        x = args[0].itensor()
-        keepdim = _named(args, "keepdim", Arg.to_bool, False)
-        variance = _variance(ctx, x, _dims_of(args, x), _correction(args), keepdim)
-        return ctx.set_output(node, [ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0)
-                                     if root else variance])
-
-    convert.__name__ = convert.__qualname__ = "std" if root else "var"
-    convert.__doc__ = f"{'Standard deviation' if root else 'Variance'} with Bessel's correction (or `correction`)."
-    return convert
+def _statistic(ctx, node, args, name):
+    x = args[0].itensor()
+    variance = _variance(ctx, x, _dims_of(args, x), _correction(args), args.get("keepdim", False).to_bool())
+    return ctx.set_output(node, [ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0)
+                                 if name == "std" else variance])
 
 
-for _overload, _signature in zip(("", ".dim", ".correction"), _VARIANCE):
-    converter(f"aten::var{_overload}{_signature}")(_statistic(False))
-    converter(f"aten::std{_overload}{_signature}")(_statistic(True))
+converter_table(_STATISTICS, _statistic, "torch.{} over dims, with Bessel's correction (or `correction`).")
 
 
 def _vector_norm(ctx, x, p, dims, keepdim):
@@ -259,7 +240,7 @@ def _vector_norm(ctx, x, p, dims, keepdim):
 def _norm_input(ctx, args):
     """The input in the norm's dtype (`dtype=` when given); norms are float-only, as in PyTorch."""
     x = args[0].itensor()
-    dtype = scalar_type(_named(args, "dtype", Arg.to_int, None)) or dtype_of(ctx, x)
+    dtype = scalar_type(args.get("dtype").optional(Arg.to_int)) or dtype_of(ctx, x)
     if not dtype.is_floating_point:
         raise ValueError(f"norms need a float input, got {dtype}")
     return cast(ctx, x, dtype)
@@ -274,7 +255,7 @@ def norm(ctx, node, args):
     """torch.norm: the vector p-norm over dims (all when none are given)."""
     x = _norm_input(ctx, args)
     p = args["p"].optional(Arg.to_float)
-    keepdim = _named(args, "keepdim", Arg.to_bool, False)
+    keepdim = args.get("keepdim", False).to_bool()
     return ctx.set_output(node, [_vector_norm(ctx, x, 2.0 if p is None else p, _dims_of(args, x), keepdim)])
 
 
@@ -287,27 +268,25 @@ def linalg_vector_norm(ctx, node, args):
                                               args["keepdim"].to_bool())])
 
 
-def _truth_reduction(op_name):
-    def convert(ctx, node, args):
-        x = args[0].itensor()
-        truth = x if dtype_of(ctx, x) == torch.bool else ctx.net.add_unary(
-            elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.EQUAL, dtype_of(ctx, x)),
-            ctx.trt.UnaryOperation.NOT).get_output(0)
-        # TensorRT's reduce takes no BOOL: any is a MAX and all a MIN of the truth values as int32.
-        reduced = _reduce(ctx, cast(ctx, truth, torch.int32), op_name, _dims_of(args, x),
-                          _named(args, "keepdim", Arg.to_bool, False))
-        return ctx.set_output(node, [cast(ctx, reduced, torch.bool)])
-
-    convert.__name__ = convert.__qualname__ = "any" if op_name == "MAX" else "all"
-    convert.__doc__ = f"Whether {'any' if op_name == 'MAX' else 'every'} element over dims is nonzero."
-    return convert
+_TRUTH_REDUCTIONS = {f"aten::{name}{signature}": op_name for name, op_name in (("any", "MAX"), ("all", "MIN"))
+                     for signature in ("(Tensor self) -> Tensor",
+                                       ".dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+                                       ".dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")}
 
 
-for _name, _op in (("any", "MAX"), ("all", "MIN")):
-    converter(f"aten::{_name}(Tensor self) -> Tensor")(_truth_reduction(_op))
-    converter(f"aten::{_name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")(_truth_reduction(_op))
-    converter(f"aten::{_name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")(
-        _truth_reduction(_op))
+def _truth_reduction(ctx, node, args, op_name):
+    x = args[0].itensor()
+    truth = x if dtype_of(ctx, x) == torch.bool else ctx.net.add_unary(
+        elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.EQUAL, dtype_of(ctx, x)),
+        ctx.trt.UnaryOperation.NOT).get_output(0)
+    # TensorRT's reduce takes no BOOL: any is a MAX and all a MIN of the truth values as int32.
+    reduced = _reduce(ctx, cast(ctx, truth, torch.int32), op_name, _dims_of(args, x),
+                      args.get("keepdim", False).to_bool())
+    return ctx.set_output(node, [cast(ctx, reduced, torch.bool)])
+
+
+converter_table(_TRUTH_REDUCTIONS, _truth_reduction, "Whether any (MAX) or every (MIN) element over dims is "
+                                                     "nonzero: a {} of the truth values.")
 
 
 @converter("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")

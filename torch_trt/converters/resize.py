@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..conversion.args import Arg
 from ..conversion.registry import converter_table
 from ._helpers import expand
 
@@ -49,11 +50,10 @@ _UPSAMPLE = {  # schema: interpolation
 
 def _scale_factors(args, n):
     """Per spatial dim, PyTorch's scale factor or None: the .vec list, or the scales_* arguments."""
-    names = [arg.name for arg in args]
-    if "scale_factors" in names:
-        factors = args["scale_factors"].optional(lambda arg: arg.value)
-        return [None] * n if factors is None else expand([float(f) for f in factors], n)
-    return [arg.optional(lambda a: a.to_float()) for arg in args if arg.name.startswith("scales")]
+    if "scale_factors" in args:
+        factors = args["scale_factors"].optional(Arg.to_float_list)
+        return [None] * n if factors is None else expand(factors, n)
+    return [arg.optional(Arg.to_float) for arg in args if arg.name.startswith("scales")]
 
 
 def _output_size(size, out, factor, align_corners):
@@ -98,7 +98,7 @@ def upsample(ctx, node, args, interpolation):
     """Resize of the spatial dims per PyTorch's output_size or scale factors."""
     x = args[0].itensor()
     shape, n = list(x.shape), len(x.shape) - 2
-    align_corners = "align_corners" in [arg.name for arg in args] and args["align_corners"].to_bool()
+    align_corners = args.get("align_corners", False).to_bool()
     sizes = args["output_size"].optional(lambda arg: expand(arg.to_int_list(), n)) or [None] * n
     factors = _scale_factors(args, n)
     layer = ctx.net.add_resize(x)
@@ -112,4 +112,4 @@ def upsample(ctx, node, args, interpolation):
     return ctx.set_output(node, layer)
 
 
-converter_table(_UPSAMPLE, upsample, "Upsampling with interpolation")
+converter_table(_UPSAMPLE, upsample, "Upsampling, {} interpolation.")

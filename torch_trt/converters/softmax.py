@@ -8,7 +8,7 @@ float16 once logits are ~17 apart.
 import torch
 
 from ..conversion.args import Arg
-from ..conversion.registry import converter
+from ..conversion.registry import converter_table
 from ._helpers import cast, elementwise, normalize_dim, rank, scalar_type
 
 
@@ -21,12 +21,14 @@ def _input(ctx, args, dtype):
 
 
 def _add_softmax(ctx, x, dim):
+    """Softmax along dim: one ISoftMaxLayer."""
     layer = ctx.net.add_softmax(x)
     layer.axes = 1 << dim
     return layer.get_output(0)
 
 
 def _add_log_softmax(ctx, x, dim):
+    """Log-softmax along dim: x - max - log(sum(exp(x - max)))."""
     ops = ctx.trt.ElementWiseOperation
     peak = ctx.net.add_reduce(x, ctx.trt.ReduceOperation.MAX, 1 << dim, True).get_output(0)
     shifted = elementwise(ctx, x, peak, ops.SUB)
@@ -36,29 +38,24 @@ def _add_log_softmax(ctx, x, dim):
     return elementwise(ctx, shifted, log_total, ops.SUB)
 
 
-@converter("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
-def softmax(ctx, node, args):
-    """Softmax along dim."""
-    x, dim = _input(ctx, args, scalar_type(args["dtype"].optional(Arg.to_int)))
-    return ctx.set_output(node, [_add_softmax(ctx, x, dim)])
+_SOFTMAX = {  # schema: the layers that compute it
+    "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor": _add_softmax,
+    "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor": _add_softmax,
+    "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor": _add_log_softmax,
+    "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor": _add_log_softmax,
+}
 
 
-@converter("aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
-def log_softmax(ctx, node, args):
-    """Log of softmax along dim."""
-    x, dim = _input(ctx, args, scalar_type(args["dtype"].optional(Arg.to_int)))
-    return ctx.set_output(node, [_add_log_softmax(ctx, x, dim)])
+def _input_dtype(args):
+    """The dtype to compute in: `dtype=`, float32 for half_to_float, else None (the input's own)."""
+    if args.get("half_to_float", False).to_bool():
+        return torch.float32
+    return scalar_type(args.get("dtype").optional(Arg.to_int))
 
 
-@converter("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
-def _softmax(ctx, node, args):
-    """Softmax along dim; half_to_float computes a float16 input in float32."""
-    x, dim = _input(ctx, args, torch.float32 if args["half_to_float"].to_bool() else None)
-    return ctx.set_output(node, [_add_softmax(ctx, x, dim)])
+def _softmax_family(ctx, node, args, add_layers):
+    x, dim = _input(ctx, args, _input_dtype(args))
+    return ctx.set_output(node, [add_layers(ctx, x, dim)])
 
 
-@converter("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
-def _log_softmax(ctx, node, args):
-    """Log-softmax along dim; half_to_float computes a float16 input in float32."""
-    x, dim = _input(ctx, args, torch.float32 if args["half_to_float"].to_bool() else None)
-    return ctx.set_output(node, [_add_log_softmax(ctx, x, dim)])
+converter_table(_SOFTMAX, _softmax_family, "{.__doc__} `dtype=` or half_to_float casts the input first.")

@@ -67,10 +67,10 @@ def _integer_unary(ctx, node, args, op_name):
     return ctx.set_output(node, [_unary(ctx, args[0].itensor(), op_name)])
 
 
-converter_table(_FLOAT_UNARY, _float_unary, "Unary")
-converter_table(_ROUNDING, _rounding, "Unary (the identity on integers)")
-converter_table(_INTEGER_UNARY, _integer_unary, "Unary")
-converter_table(_FLOAT_CHECKS, _float_unary, "Unary (false for integers)")
+converter_table(_FLOAT_UNARY, _float_unary, "UnaryOperation.{}; integers compute in float32.")
+converter_table(_ROUNDING, _rounding, "UnaryOperation.{}; the identity on integers.")
+converter_table(_INTEGER_UNARY, _integer_unary, "UnaryOperation.{}.")
+converter_table(_FLOAT_CHECKS, _float_unary, "UnaryOperation.{}; false for integers.")
 
 
 @converter("aten::neg(Tensor self) -> Tensor")
@@ -99,18 +99,13 @@ def rsqrt(ctx, node, args):
     return ctx.set_output(node, [_unary(ctx, _unary(ctx, _as_float(ctx, args[0].itensor()), "SQRT"), "RECIP")])
 
 
-def _scaled_log(base):
-    def convert(ctx, node, args):
-        log = _unary(ctx, _as_float(ctx, args[0].itensor()), "LOG")
-        return ctx.set_output(node, [elementwise(ctx, log, 1 / math.log(base), ctx.trt.ElementWiseOperation.PROD)])
-
-    convert.__name__ = convert.__qualname__ = f"log{base}"
-    convert.__doc__ = f"log(self) / log({base})."
-    return convert
+def _scaled_log(ctx, node, args, base):
+    log = _unary(ctx, _as_float(ctx, args[0].itensor()), "LOG")
+    return ctx.set_output(node, [elementwise(ctx, log, 1 / math.log(base), ctx.trt.ElementWiseOperation.PROD)])
 
 
-converter("aten::log2(Tensor self) -> Tensor")(_scaled_log(2))
-converter("aten::log10(Tensor self) -> Tensor")(_scaled_log(10))
+converter_table({"aten::log2(Tensor self) -> Tensor": 2, "aten::log10(Tensor self) -> Tensor": 10}, _scaled_log,
+                "log(self) / log({}).")
 
 
 @converter("aten::log1p(Tensor self) -> Tensor")
