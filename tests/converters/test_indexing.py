@@ -177,6 +177,16 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("chunk_dynamic_batch", chunk, {"aten::chunk"}, [((1, 6), (2, 6), (6, 6), (3, 6))], f32),
     ("where_dynamic_batch", lambda x: torch.where(x > 0, x, 0.0), {"aten::where"},
      [((1, 4), (2, 4), (6, 4), (5, 4))], f32),
+    # Sizes of dynamic dims are shape tensors: the slice that broadcasts takes them as its size (and stride).
+    ("expand_to_runtime_sizes", lambda x, y: x.expand(y.size(0), y.size(1)), {"aten::expand"},
+     [((1, 1), (1, 1), (1, 1), (1, 1)), ((1, 1), (2, 4), (6, 9), (5, 7))], f32),
+    ("expand_dynamic_dim_keeps", lambda x, y: x.expand(y.size(0), -1, y.size(1)), {"aten::expand"},
+     [((1, 1, 1), (2, 3, 1), (6, 5, 1), (4, 2, 1)), ((1, 1), (2, 4), (6, 9), (4, 7))], i32),
+    ("expand_as_dynamic", lambda x, y: x.expand_as(y), {"aten::expand_as"},
+     [((1, 3), (1, 3), (1, 3), (1, 3)), ((1, 3), (2, 3), (6, 3), (5, 3))], f16),
+    # A dynamic dim that may be the 1 that grows: its stride is read from its size at run time.
+    ("expand_as_dynamic_one", lambda x, y: x.expand_as(y) + y, {"aten::expand_as"},
+     [((1, 3), (6, 3), (6, 3), (1, 3)), ((6, 3), (6, 3), (6, 3), (6, 3))], f32),
 ]
 
 

@@ -55,6 +55,18 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("select_static_dim_dynamic_batch", lambda x: x[:, -1], {"aten::select"}, [((1, 3, 2), (2, 3, 2), (6, 3, 2),
                                                                                  (3, 3, 2))], f16),
     ("embedding_dynamic_indices", EMBEDDING, {"aten::embedding"}, [((1, 1), (2, 3), (4, 8), (3, 5))], i32),
+    # Bounds on a dynamic dim, or given as runtime sizes, are computed in the engine (shape tensors).
+    ("slice_dynamic_dim_from_1", lambda x: x[:, 1:], {"aten::slice"}, [((1, 2), (2, 4), (8, 9), (5, 7))], f32),
+    ("slice_dynamic_dim_drop_last", lambda x: x[:, :-1, 1:], {"aten::slice"},
+     [((1, 2, 3), (2, 4, 3), (8, 9, 3), (5, 7, 3))], f16),
+    ("slice_dynamic_dim_step", lambda x: x[:, 1::2], {"aten::slice"}, [((1, 2), (2, 4), (8, 9), (5, 6))], i32),
+    ("slice_to_a_runtime_size", lambda x, y: x[:, : y.size(1)], {"aten::slice"},
+     [((2, 16), (2, 16), (2, 16), (2, 16)), ((1, 1), (1, 4), (1, 16), (1, 7))], f32),
+    ("slice_from_a_runtime_size", lambda x, y: x[y.size(0) - 1:], {"aten::slice"},
+     [((1, 3), (4, 3), (8, 3), (6, 3)), ((1,), (2,), (4,), (3,))], b8),
+    ("select_negative_dynamic_dim", lambda x: x[:, -1], {"aten::select"}, [((1, 1, 2), (2, 3, 2), (6, 9, 2),
+                                                                             (3, 5, 2))], f32),
+    ("narrow_dynamic_dim", lambda x: x.narrow(1, 1, 2), {"aten::narrow"}, [((1, 3), (2, 4), (6, 9), (3, 5))], f32),
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

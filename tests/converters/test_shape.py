@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+import torch_trt
 from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
@@ -71,9 +72,44 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
      b8),
     ("transpose_dynamic_batch", lambda x: x.transpose(0, 1), {"aten::transpose"}, [((1, 3), (2, 3), (6, 3),
                                                                                      (3, 3))], f16),
+    # Sizes of dynamic dims are shape tensors inside the engine; arithmetic on them adds element-wise layers.
+    ("view_dynamic_sizes", lambda x: x.view(x.size(0), x.size(1), 2, -1), {"aten::reshape"},
+     [((1, 1, 8), (2, 4, 8), (6, 9, 8), (5, 7, 8))], f32),
+    ("view_merge_dynamic_dims", lambda x: x.view(x.size(0) * x.size(1), x.size(2)), {"aten::reshape"},
+     [((1, 1, 3), (2, 4, 3), (6, 9, 3), (5, 7, 3))], i32),
+    ("reshape_size_arithmetic", lambda x: x.reshape(x.size(0) // 2, (x.size(1) + 1) - 1, x.size(0) % 2 + 2),
+     {"aten::reshape"}, [((4, 1), (4, 3), (4, 6), (4, 5)), ], f16),
+    ("reshape_size_min", lambda x: x.reshape(min(x.size(0), 8), x.size(1), -1), {"aten::reshape"},
+     [((1, 1, 2), (2, 4, 2), (6, 9, 2), (5, 7, 2))], f32),
+    ("reshape_split_dynamic_dim", lambda x: x.reshape(-1, 2, x.size(-1) // 2), {"aten::reshape"},
+     [((2, 2), (2, 4), (2, 8), (2, 6))], b8),
+    ("flatten_two_dynamic_dims", lambda x: x.flatten(0, 1), {"aten::flatten"},
+     [((1, 1, 3, 1), (2, 4, 3, 2), (6, 9, 3, 5), (5, 7, 3, 4))], f32),
+    ("unsqueeze_before_two_dynamic_dims", lambda x: x.unsqueeze(0), {"aten::unsqueeze"},
+     [((1, 1, 3), (2, 4, 3), (6, 9, 3), (5, 7, 3))], f32),
+    ("squeeze_between_dynamic_dims", lambda x: x.squeeze(1), {"aten::squeeze"},
+     [((1, 1, 1), (2, 1, 4), (6, 1, 9), (5, 1, 7))], i32),
 ]
+
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
 def test_shape_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype)
     check_converter(function, inputs, converters, device, specs=specs)
+
+
+
+class NegatedSizes(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(-(-x.size(0)), max(x.size(1), 1), -1)  # aten::neg and prim::max on sizes
+
+
+def test_scripted_negation_and_max_of_runtime_sizes(device):
+    """Scripted int ops on sizes of dynamic dims become element-wise layers on shape tensors. (A trace records
+    -size as tensor arithmetic that lowering does not turn back into ints, and folds max() when tracing.)"""
+    module = torch.jit.script(NegatedSizes()).to(device)
+    spec = torch_trt.Input(min_shape=(1, 1, 2), opt_shape=(2, 4, 2), max_shape=(6, 9, 2))
+    compiled = torch_trt.compile(module, inputs=[spec], target="reference", device=device, min_block_size=1,
+                                 require_full_compilation=True)
+    x = torch.randn(5, 7, 2, device=device)
+    torch.testing.assert_close(compiled(x), module(x))

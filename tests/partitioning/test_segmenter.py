@@ -82,3 +82,41 @@ def _assert_contiguous(graph, segments):
     for segment in [s for s in segments if s.kind.value == "engine"]:
         positions = [order[node] for node in segment.nodes]
         assert positions == list(range(positions[0], positions[0] + len(positions)))
+
+
+DYNAMIC_ROWS = Input(min_shape=(1, 3), opt_shape=(4, 3), max_shape=(8, 3))
+DYNAMIC_CASES = [  # id, IR body, expected [(kind, ops)], the producers of the engine's inputs
+    ("dynamic_size_is_computed_in_the_engine", """
+  %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
+  %n : int = aten::size(%t, %zero)
+  %m : int = aten::mul(%n, %one)
+  %minus : int = prim::Constant[value=-1]()
+  %shape : int[] = prim::ListConstruct(%m, %minus)
+  %v : Tensor = aten::relu(%t)
+  %r : Tensor = aten::reshape(%v, %shape)
+  return (%r, %m)""", [("T", ["torch_trt_test::opaque"]),
+                       ("E", ["aten::relu", "aten::size", "aten::mul", "prim::ListConstruct", "aten::reshape"])],
+     ["torch_trt_test::opaque"]),
+    ("tensor_read_for_its_dynamic_size_enters_the_engine", """
+  %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
+  %n : int = aten::size(%t, %zero)
+  %minus : int = prim::Constant[value=-1]()
+  %shape : int[] = prim::ListConstruct(%n, %minus)
+  %v : Tensor = aten::relu(%x)
+  %r : Tensor = aten::reshape(%v, %shape)
+  return (%r, %t)""", [("T", ["torch_trt_test::opaque"]),
+                       ("E", ["aten::relu", "aten::size", "prim::ListConstruct", "aten::reshape"])],
+     ["prim::Param", "torch_trt_test::opaque"]),
+]
+
+
+@pytest.mark.parametrize("name,body,expected,inputs", DYNAMIC_CASES, ids=[c[0] for c in DYNAMIC_CASES])
+def test_dynamic_sizes_are_rebuilt_in_engines(name, body, expected, inputs):
+    """Sizes of dynamic dims and int arithmetic on them run inside the engine reading them, not at its boundary."""
+    graph = torch._C.parse_ir(HEADER + body)
+    result = partition(graph, CompileSettings(target="reference", min_block_size=1), [DYNAMIC_ROWS], "cpu")
+    got = [(s.kind.value[0].upper(), [n.kind() for n in s.nodes]) for s in result.segments]
+    assert got == expected, str(result.report)
+    assert [v.node().kind() for v in result.segments[-1].inputs] == inputs
+    torch._C._jit_pass_lint(graph)
+    _assert_contiguous(graph, result.segments)

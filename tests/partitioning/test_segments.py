@@ -192,13 +192,33 @@ class DynamicView(torch.nn.Module):
         return chain(y).view(y.size(0), -1)
 
 
-def test_size_of_a_dynamic_dim_stays_in_pytorch(device):
+def test_size_of_a_dynamic_dim_is_computed_in_the_engine(device):
+    """The size of a dynamic dim is a shape tensor inside the engine: the view does not split it off."""
     compiled = torch_trt.compile(DynamicView(), [DYNAMIC], target="reference", device=device)
     report = torch_trt.explain(DynamicView(), [DYNAMIC], target="reference", device=device)
-    assert report.kinds == ["torch", "engine", "torch"]
-    assert report.segments[2].ops == ["aten::reshape"]  # lowering turns every view into reshape
-    x = _x(6, 4).to(device)
-    torch.testing.assert_close(compiled(x), DynamicView()(x))
+    assert report.kinds == ["torch", "engine"]
+    ops = report.segments[1].ops
+    assert "aten::size" in ops and ops[-1] == "aten::reshape"  # lowering turns every view into reshape
+    for rows in (1, 6):
+        x = _x(rows, 4).to(device)
+        torch.testing.assert_close(compiled(x), DynamicView()(x))
+
+
+class ViewByOtherSize(torch.nn.Module):
+    """The engine reads z only for its shape: z enters it, and its size is computed there."""
+
+    def forward(self, x):
+        z = torch.ops.torch_trt_test.opaque(x, 0)
+        return chain(x).view(z.size(0), 2, -1)
+
+
+def test_a_tensor_read_for_its_dynamic_size_enters_the_engine(device):
+    report = torch_trt.explain(ViewByOtherSize(), [DYNAMIC], target="reference", device=device)
+    assert report.kinds == ["torch", "engine"]
+    assert len(report.segments[1].inputs) == 2, report  # x, and the opaque op's output for its size
+    compiled = torch_trt.compile(ViewByOtherSize(), [DYNAMIC], target="reference", device=device)
+    x = _x(5, 4).to(device)
+    torch.testing.assert_close(compiled(x), ViewByOtherSize()(x))
 
 
 class DataDependent(torch.nn.Module):

@@ -3,6 +3,7 @@
 import torch
 
 from ..conversion.context import torch_dtype, trt_dtype
+from ..conversion.shape_tensors import as_int64, is_runtime, shape_vector
 
 
 def rank(tensor):
@@ -78,15 +79,27 @@ def reshape(ctx, tensor, shape):
     return layer.get_output(0)
 
 
+def insert_unit_dims(ctx, tensor, positions):
+    """`tensor` with size-1 dims at `positions` (dims of the result): one shuffle whose reshape appends them (its
+    0s copy every input dim, static or dynamic) and whose second transpose moves them into place."""
+    positions, kept = set(positions), rank(tensor)
+    units, others = iter(range(kept, kept + len(positions))), iter(range(kept))
+    layer = ctx.net.add_shuffle(tensor)
+    layer.reshape_dims = (0,) * kept + (1,) * len(positions)
+    layer.second_transpose = tuple(next(units) if d in positions else next(others)
+                                   for d in range(kept + len(positions)))
+    return layer.get_output(0)
+
+
 def unsqueeze_to_rank(ctx, tensor, target_rank):
     """Prepend size-1 dims so `tensor` has `target_rank` dims (PyTorch broadcasting -> TensorRT's equal ranks)."""
     missing = target_rank - rank(tensor)
     if missing <= 0:
         return tensor
     dims = tuple(tensor.shape)
-    if dims.count(-1) > 1:
-        raise NotImplementedError(f"broadcasting a tensor of shape {dims} with several dynamic dims")
-    return reshape(ctx, tensor, (1,) * missing + dims)  # a single -1 is inferred by the shuffle
+    if dims.count(-1) > 1:  # the shuffle infers one -1 only: copy the dims instead
+        return insert_unit_dims(ctx, tensor, range(missing))
+    return reshape(ctx, tensor, (1,) * missing + dims)
 
 
 def broadcast_pair(ctx, a, b):
@@ -123,7 +136,36 @@ def unsqueeze(ctx, tensor, dim):
     """`tensor` with a size-1 dim inserted at `dim` (PyTorch's unsqueeze; negative dims count from rank + 1)."""
     dim = normalize_dim(dim, rank(tensor) + 1)
     shape = list(tensor.shape)
+    if shape[dim:].count(-1) > 1:  # dynamic dims past `dim` move: copy them all
+        return insert_unit_dims(ctx, tensor, [dim])
     return reshape_to(ctx, tensor, shape[:dim] + [1] + shape[dim:], copied=dim)
+
+
+def linspace(ctx, length, start, step):
+    """The INT64 values start, start + step, ... (`length` of them, ints or runtime ints): a constant, or a
+    LINSPACE fill when any is known only at run time."""
+    if not any(is_runtime(ctx, v) for v in (length, start, step)):
+        return ctx.constant(torch.arange(length, dtype=torch.int64) * step + start)
+    layer = ctx.net.add_fill((1,), ctx.trt.FillOperation.LINSPACE, ctx.trt.int64)
+    layer.set_input(0, shape_vector(ctx, [length]))
+    layer.set_input(1, as_int64(ctx, start))
+    layer.set_input(2, shape_vector(ctx, [step]))
+    return layer.get_output(0)
+
+
+def triangle_mask(ctx, rows, columns, diagonal, lower, rank_):
+    """The bool mask of torch.tril (lower) or torch.triu over a [rows, columns] matrix (ints or runtime ints),
+    with leading 1s to `rank_` dims: column - row <= diagonal (lower) or >= diagonal (upper)."""
+    lead = (1,) * (rank_ - 2)
+    if not any(is_runtime(ctx, n) for n in (rows, columns)):
+        mask = (torch.tril if lower else torch.triu)(torch.ones(rows, columns, dtype=torch.bool), diagonal)
+        return ctx.constant(mask.reshape(lead + (rows, columns)))
+    row = reshape(ctx, linspace(ctx, rows, 0, 1), lead + (-1, 1))
+    column = reshape(ctx, linspace(ctx, columns, 0, 1), lead + (1, -1))
+    offset = ctx.net.add_elementwise(column, row, ctx.trt.ElementWiseOperation.SUB).get_output(0)
+    operation = ctx.trt.ElementWiseOperation.LESS if lower else ctx.trt.ElementWiseOperation.GREATER
+    bound = ctx.constant(torch.full((1,) * rank_, diagonal + 1 if lower else diagonal - 1, dtype=torch.int64))
+    return ctx.net.add_elementwise(offset, bound, operation).get_output(0)
 
 
 def scalar_type(code):

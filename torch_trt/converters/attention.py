@@ -12,7 +12,8 @@ import math
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import broadcast_pair, cast, dtype_of, elementwise, rank, reshape_to, unsqueeze_to_rank
+from ..conversion.shape_tensors import dim_size
+from ._helpers import broadcast_pair, cast, dtype_of, elementwise, rank, reshape_to, triangle_mask, unsqueeze_to_rank
 
 _FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -39,9 +40,10 @@ def _repeat_heads(ctx, tensor, groups):
 
 
 def _causal_mask(ctx, scores):
-    """The bool [L, S] mask of is_causal: query i sees keys 0..i (top-left aligned, as PyTorch's tril)."""
-    length, source = (_static(n, "the sequence lengths of causal attention") for n in scores.shape[-2:])
-    return ctx.constant(torch.ones(length, source, dtype=torch.bool).tril())
+    """The bool [L, S] mask of is_causal: query i sees keys 0..i (top-left aligned, as PyTorch's tril); built in the
+    engine from the run-time lengths when they are dynamic."""
+    last = rank(scores) - 1
+    return triangle_mask(ctx, dim_size(ctx, scores, last - 1), dim_size(ctx, scores, last), 0, True, 2)
 
 
 def _masked(ctx, scores, mask):

@@ -1,16 +1,19 @@
 """Creation and casting converters: zeros/ones/full (and _like, new_), arange, aten::to, type_as, tril/triu.
 
-Created tensors are build-time constants, so their sizes must be known at build: a size read from a
-dynamic dim raises and the node runs in PyTorch. Their `device=` is the engine's (every tensor of an
-engine lives there). `aten::to` only casts: it converts when its device is the engine's own.
+Created tensors of sizes known at build are constants. Sizes known only at run time (of dynamic dims)
+make them in the engine: a filled tensor is a one-element constant broadcast by a stride-0 slice of that
+size, an arange is a LINSPACE fill, a triangle's mask compares two aranges. Their `device=` is the
+engine's (every tensor of an engine lives there). `aten::to` only casts: it converts when its device is
+the engine's own.
 """
 
 import torch
 
+from ..conversion import shape_tensors
 from ..conversion.args import Arg
 from ..conversion.evaluators import device  # noqa: F401  (registers prim::device, which scripted creation uses)
 from ..conversion.registry import converter
-from ._helpers import cast, dtype_of, rank, scalar_type
+from ._helpers import cast, dtype_of, linspace, rank, scalar_type, triangle_mask
 
 # Casts TensorRT can do inside a network: float64 has no TensorRT type, int8 needs Q/DQ, uint8 is IO-only.
 _CASTABLE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool)
@@ -21,41 +24,38 @@ def _dtype_arg(args, default):
     return scalar_type(args["dtype"].optional(Arg.to_int)) or default
 
 
-def _static_shape(tensor, what):
-    shape = tuple(tensor.shape)
-    if -1 in shape:
-        raise NotImplementedError(f"{what} of a tensor with dynamic shape {shape}: TensorRT constants need static "
-                                  "sizes")
-    return shape
-
-
 def _filled(ctx, node, size, value, dtype):
-    """A constant of `size` filled with `value` in `dtype` (PyTorch's inference when dtype is None)."""
-    size = list(size)
+    """A tensor of `size` (ints and runtime ints) filled with `value` in `dtype` (PyTorch's inference when None)."""
     if dtype is not None and dtype not in _CASTABLE:
         raise NotImplementedError(f"a {dtype} tensor cannot be made inside a TensorRT network")
-    return ctx.set_output(node, [ctx.constant(torch.full(size, value, dtype=dtype))])
+    if not any(shape_tensors.is_runtime(ctx, n) for n in size):
+        return ctx.set_output(node, [ctx.constant(torch.full(list(size), value, dtype=dtype))])
+    one = ctx.constant(torch.full((1,) * len(size), value, dtype=dtype))
+    layer = ctx.net.add_slice(one, (0,) * len(size), (1,) * len(size), (0,) * len(size))  # stride 0 repeats it
+    layer.set_input(2, shape_tensors.shape_vector(ctx, size))
+    return ctx.set_output(node, layer)
 
 
 @converter("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
            "bool? pin_memory=None) -> Tensor")
 def zeros(ctx, node, args):
     """torch.zeros(size)."""
-    return _filled(ctx, node, args["size"].to_int_list(), 0, _dtype_arg(args, torch.get_default_dtype()))
+    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), 0, _dtype_arg(args, torch.get_default_dtype()))
 
 
 @converter("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
            "bool? pin_memory=None) -> Tensor")
 def ones(ctx, node, args):
     """torch.ones(size)."""
-    return _filled(ctx, node, args["size"].to_int_list(), 1, _dtype_arg(args, torch.get_default_dtype()))
+    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), 1, _dtype_arg(args, torch.get_default_dtype()))
 
 
 @converter("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
            "Device? device=None, bool? pin_memory=None) -> Tensor")
 def full(ctx, node, args):
     """torch.full(size, fill_value); the dtype follows the fill value when not given."""
-    return _filled(ctx, node, args["size"].to_int_list(), args["fill_value"].value, _dtype_arg(args, None))
+    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), args["fill_value"].value,
+                   _dtype_arg(args, None))
 
 
 _LIKE = ("Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
@@ -64,7 +64,7 @@ _LIKE = ("Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? d
 
 def _like(ctx, node, args, value):
     x = args[0].itensor()
-    return _filled(ctx, node, _static_shape(x, node.kind()), value, _dtype_arg(args, dtype_of(ctx, x)))
+    return _filled(ctx, node, shape_tensors.shape_of(ctx, x), value, _dtype_arg(args, dtype_of(ctx, x)))
 
 
 @converter(f"aten::zeros_like({_LIKE}")
@@ -90,7 +90,7 @@ _NEW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, boo
 
 def _new(ctx, node, args, value):
     dtype = _dtype_arg(args, dtype_of(ctx, args[0].value))
-    return _filled(ctx, node, args["size"].to_int_list(), value, dtype)
+    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), value, dtype)
 
 
 @converter(f"aten::new_zeros(Tensor self, SymInt[] size, {_NEW}")
@@ -115,10 +115,21 @@ _RANGE = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, b
 
 
 def _arange(ctx, node, args, start, end, step):
-    values = torch.arange(start, end, step, dtype=_dtype_arg(args, None))
-    if values.dtype not in _CASTABLE:
-        raise NotImplementedError(f"a {values.dtype} arange cannot be made inside a TensorRT network")
-    return ctx.set_output(node, [ctx.constant(values)])
+    """torch.arange(start, end, step): a constant, or a LINSPACE fill when a bound is a runtime int."""
+    if not any(shape_tensors.is_runtime(ctx, v) for v in (start, end, step)):
+        values = torch.arange(start, end, step, dtype=_dtype_arg(args, None))
+        if values.dtype not in _CASTABLE:
+            raise NotImplementedError(f"a {values.dtype} arange cannot be made inside a TensorRT network")
+        return ctx.set_output(node, [ctx.constant(values)])
+    if any(isinstance(v, float) for v in (start, end, step)):
+        raise NotImplementedError("an arange of a runtime size with float bounds: its length rounds at run time")
+    dtype = _dtype_arg(args, torch.int64)
+    if dtype not in _CASTABLE:
+        raise NotImplementedError(f"a {dtype} arange cannot be made inside a TensorRT network")
+    # ceil((end - start) / step), never negative
+    length = shape_tensors.arithmetic(ctx, "FLOOR_DIV", shape_tensors.arithmetic(ctx, "SUB", start, end), step)
+    length = shape_tensors.arithmetic(ctx, "MAX", shape_tensors.arithmetic(ctx, "SUB", 0, length), 0)
+    return ctx.set_output(node, [cast(ctx, linspace(ctx, length, start, step), dtype)])
 
 
 @converter(f"aten::arange(Scalar end, {_RANGE}")
@@ -190,17 +201,13 @@ def type_as(ctx, node, args):
     return _cast_to(ctx, node, args[0].itensor(), dtype_of(ctx, args[1].value))
 
 
-def _triangle(ctx, node, args, keep):
-    """Zero the elements outside the triangle: a constant mask over the last two dims and a select."""
+def _triangle(ctx, node, args, lower):
+    """Zero the elements outside the triangle: a mask over the last two dims and a select."""
     x = args[0].itensor()
     if rank(x) < 2:
         raise ValueError(f"{node.kind()} needs a tensor of rank >= 2, got rank {rank(x)}")
-    rows, columns = tuple(x.shape)[-2:]
-    if -1 in (rows, columns):
-        raise NotImplementedError(f"{node.kind()} over dynamic dims {tuple(x.shape)}: the mask is a build-time "
-                                  "constant")
-    mask = keep(torch.ones(rows, columns, dtype=torch.bool), args["diagonal"].to_int())
-    mask = ctx.constant(mask.reshape((1,) * (rank(x) - 2) + (rows, columns)))
+    rows, columns = (shape_tensors.dim_size(ctx, x, d) for d in (rank(x) - 2, rank(x) - 1))
+    mask = triangle_mask(ctx, rows, columns, args["diagonal"].to_int(), lower, rank(x))
     zero = ctx.constant(torch.zeros((1,) * rank(x), dtype=dtype_of(ctx, x)))
     return ctx.set_output(node, ctx.net.add_select(mask, x, zero))
 
@@ -208,10 +215,10 @@ def _triangle(ctx, node, args, keep):
 @converter("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor")
 def tril(ctx, node, args):
     """The lower triangle of the last two dims, from `diagonal` down."""
-    return _triangle(ctx, node, args, torch.tril)
+    return _triangle(ctx, node, args, lower=True)
 
 
 @converter("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor")
 def triu(ctx, node, args):
     """The upper triangle of the last two dims, from `diagonal` up."""
-    return _triangle(ctx, node, args, torch.triu)
+    return _triangle(ctx, node, args, lower=False)

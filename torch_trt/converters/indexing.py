@@ -3,12 +3,15 @@ pixel (un)shuffle, masked_fill, where and scatter.
 
 Copies along a dim are ISliceLayers: stride 0 broadcasts (expand), SampleMode.WRAP tiles and rotates
 (repeat, roll), a negative stride reverses (flip); only the sliced axes are named, so other dims may be
-dynamic. Ops returning Tensor[] give a list of ITensors (see _set_list_output). TensorRT's gather and
-scatter take no negative indices: index's are wrapped in the network, which is what PyTorch allows there.
+dynamic. An expand to sizes known only at run time takes its size (and, where a dynamic dim may be the 1
+that grows, its stride) as shape tensors. Ops returning Tensor[] give a list of ITensors (see
+_set_list_output). TensorRT's gather and scatter take no negative indices: index's are wrapped in the
+network, which is what PyTorch allows there.
 """
 
 import torch
 
+from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_to,
                        to_itensor, unsqueeze_to_rank)
@@ -162,6 +165,9 @@ def _expand(ctx, x, shape):
     if len(shape) < rank(x):
         raise ValueError(f"cannot expand a tensor of rank {rank(x)} to the shorter shape {shape}")
     x = unsqueeze_to_rank(ctx, x, len(shape))
+    if any(shape_tensors.is_runtime(ctx, n) for n in shape) or any(old == -1 and new != -1 for old, new
+                                                                    in zip(x.shape, shape)):
+        return _expand_at_run_time(ctx, x, shape)
     grown = [d for d, (old, new) in enumerate(zip(x.shape, shape)) if new not in (-1, old)]
     for d in grown:
         if x.shape[d] != 1:
@@ -171,21 +177,38 @@ def _expand(ctx, x, shape):
     return _slice_axes(ctx, x, grown, [0] * len(grown), [shape[d] for d in grown], [0] * len(grown))
 
 
+def _expand_at_run_time(ctx, x, shape):
+    """Expand to sizes known at run time, or of dims that are dynamic: a slice whose size (and, where a dynamic dim
+    may be the 1 that grows, stride: 0 for size 1, else 1) are shape tensors."""
+    sizes, strides = [], []
+    for d, (old, new) in enumerate(zip(x.shape, shape)):
+        if isinstance(new, int) and new == -1:
+            sizes.append(shape_tensors.dim_size(ctx, x, d))
+            strides.append(1)
+        elif old == -1:
+            one_less = shape_tensors.arithmetic(ctx, "SUB", shape_tensors.dim_size(ctx, x, d), 1)
+            sizes.append(new)
+            strides.append(shape_tensors.arithmetic(ctx, "MIN", one_less, 1))
+        else:
+            sizes.append(old if old != 1 else new)
+            strides.append(0 if old == 1 else 1)
+    layer = ctx.net.add_slice(x, [0] * len(shape), [0] * len(shape), [1] * len(shape))
+    layer.set_input(2, shape_tensors.shape_vector(ctx, sizes))
+    layer.set_input(3, shape_tensors.shape_vector(ctx, strides))
+    return layer.get_output(0)
+
+
 @converter("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
 def expand(ctx, node, args):
     """Broadcast to size; -1 keeps the input's dim."""
-    return ctx.set_output(node, [_expand(ctx, args[0].itensor(), args["size"].to_int_list())])
+    return ctx.set_output(node, [_expand(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args["size"]))])
 
 
 @converter("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
 def expand_as(ctx, node, args):
-    """Broadcast to other's shape (its dynamic dims must not grow from 1)."""
+    """Broadcast to other's shape (dynamic dims of other are read at run time)."""
     x, other = args[0].itensor(), args["other"].itensor()
-    shape = list(other.shape)
-    padded = [1] * (len(shape) - rank(x)) + list(x.shape)
-    if any(s == -1 and p != -1 for s, p in zip(shape, padded)):
-        raise NotImplementedError(f"expanding {tuple(x.shape)} to the dynamic shape {tuple(shape)}")
-    return ctx.set_output(node, [_expand(ctx, x, shape)])
+    return ctx.set_output(node, [_expand(ctx, x, shape_tensors.shape_of(ctx, other))])
 
 
 def _tile(ctx, x, repeats):

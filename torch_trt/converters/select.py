@@ -1,15 +1,19 @@
 """Indexing converters: select, slice and narrow (ISliceLayer / IGatherLayer), index_select and embedding (gather).
 
 Slices name only the sliced axis (`ISliceLayer.axes`), so the other dims may be dynamic; bounds follow
-PyTorch (negative positions count from the end, out-of-range ends are clamped) and need the sliced dim's
-size at build time. TensorRT's gather takes INT32/INT64 indices in [0, size), which is also all that
-index_select and embedding accept, so their indices pass through unchanged.
+PyTorch (negative positions count from the end, out-of-range ends are clamped). When the sliced dim is
+dynamic or a bound is a runtime int, the bounds are computed in the engine and the slice takes its start
+and size as shape tensors; the output's length is then the bounds' difference itself, not clamped to the
+dim (a clamp would hide that the length varies from shape inference), so such a slice must lie within the
+dim: one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result. TensorRT's
+gather takes INT32/INT64 indices in [0, size), which is also all that index_select and embedding accept, so
+their indices pass through unchanged.
 """
 
 import torch
 
-from ..conversion.args import Arg
 from ..conversion.registry import converter
+from ..conversion.shape_tensors import arithmetic, dim_size, is_runtime, shape_vector, wrap_negative
 from ._helpers import normalize_dim, rank, reshape_to
 
 _TO_END = 2 ** 63 - 1  # TorchScript's `end` for `x[a:]`
@@ -24,10 +28,19 @@ def static_size(x, dim):
 
 
 def _slice(ctx, node, x, dim, start, length, step=1):
-    """Elements start, start + step, ... (`length` of them) along `dim`."""
-    layer = ctx.net.add_slice(x, (start,), (length,), (step,))
+    """Elements start, start + step, ... (`length` of them) along `dim`; start and length may be runtime ints."""
+    layer = ctx.net.add_slice(x, (0 if is_runtime(ctx, start) else start,),
+                              (0 if is_runtime(ctx, length) else length,), (step,))
     layer.axes = (dim,)
+    for index, value in ((1, start), (2, length)):
+        if is_runtime(ctx, value):
+            layer.set_input(index, shape_vector(ctx, [value]))
     return ctx.set_output(node, layer)
+
+
+def _position(arg):
+    """A bound argument: None, an int, or a runtime int."""
+    return None if arg.is_none() else arg.value
 
 
 @converter("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
@@ -36,38 +49,45 @@ def slice(ctx, node, args):
     """self[start:end:step] along dim."""
     x = args[0].itensor()
     dim, step = normalize_dim(args["dim"].to_int(), rank(x)), args["step"].to_int()
-    start, end = (args[name].optional(Arg.to_int) for name in ("start", "end"))
+    start, end = _position(args["start"]), _position(args["end"])
     if step < 1:
         raise ValueError(f"slice step must be positive, got {step}")
     if start in (None, 0) and end in (None, _TO_END) and step == 1:
         return ctx.set_output(node, ctx.net.add_identity(x))  # the whole dim, even a dynamic one
-    size = static_size(x, dim)
-    start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start or 0, size if end is None else end))
-    return _slice(ctx, node, x, dim, start, max(0, -(-(end - start) // step)), step)
+    size = dim_size(ctx, x, dim)
+    if end is None or not is_runtime(ctx, end) and end == _TO_END:
+        end = size
+    start, end = (wrap_negative(ctx, v, size) for v in (0 if start is None else start, end))
+    if not any(is_runtime(ctx, v) for v in (start, end, size)):  # PyTorch clamps out-of-range bounds
+        start, end = (min(max(v, 0), size) for v in (start, end))
+    span = arithmetic(ctx, "SUM", arithmetic(ctx, "SUB", end, start), step - 1)  # ceil((end - start) / step)
+    length = arithmetic(ctx, "MAX", 0, arithmetic(ctx, "FLOOR_DIV", span, step))
+    return _slice(ctx, node, x, dim, start, length, step)
 
 
 @converter("aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)")
 def narrow(ctx, node, args):
     """`length` elements from `start` along dim."""
     x = args[0].itensor()
-    dim, start, length = normalize_dim(args["dim"].to_int(), rank(x)), args["start"].to_int(), args["length"].to_int()
-    size = static_size(x, dim)
-    start = start + size if start < 0 else start
-    if not (0 <= start and 0 <= length and start + length <= size):
+    dim, start, length = normalize_dim(args["dim"].to_int(), rank(x)), args["start"].value, args["length"].value
+    size = dim_size(ctx, x, dim)
+    start = wrap_negative(ctx, start, size)
+    if not any(is_runtime(ctx, v) for v in (start, length, size)) and \
+            not (0 <= start and 0 <= length and start + length <= size):
         raise IndexError(f"narrow of {length} from {start} is out of range for dim {dim} of size {size}")
     return _slice(ctx, node, x, dim, start, length)
 
 
 @converter("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 def select(ctx, node, args):
-    """self[..., index, ...] at dim (that dim is removed): a gather with a 0-D INT32 index."""
+    """self[..., index, ...] at dim (that dim is removed): a gather with a 0-D index."""
     x = args[0].itensor()
-    dim, index = normalize_dim(args["dim"].to_int(), rank(x)), args["index"].to_int()
-    if index < 0:
-        index += static_size(x, dim)
-    if not 0 <= index < x.shape[dim] and x.shape[dim] != -1:
-        raise IndexError(f"select index {args['index'].value} is out of range for dim {dim} of size {x.shape[dim]}")
-    indices = ctx.constant(torch.tensor(index, dtype=torch.int32))
+    dim, index = normalize_dim(args["dim"].to_int(), rank(x)), args["index"].value
+    size = dim_size(ctx, x, dim)
+    if not is_runtime(ctx, index) and not is_runtime(ctx, size) and not -size <= index < size:
+        raise IndexError(f"select index {index} is out of range for dim {dim} of size {size}")
+    index = wrap_negative(ctx, index, size)
+    indices = index if is_runtime(ctx, index) else ctx.constant(torch.tensor(index, dtype=torch.int32))
     return ctx.set_output(node, ctx.net.add_gather(x, indices, dim))
 
 

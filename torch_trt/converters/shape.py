@@ -1,12 +1,14 @@
 """Shape converters: reshape/flatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
 
 Reshapes go through `_helpers.reshape_to`, which keeps one dynamic dim (or dynamic leading dims) working
-with TensorRT's -1 (infer) and 0 (copy); transposes are the shuffle's `first_transpose`. There is no view
-converter: lowering rewrites every aten::view as aten::reshape.
+with TensorRT's -1 (infer) and 0 (copy); sizes known only at run time (of dynamic dims) reshape through a
+shape tensor; transposes are the shuffle's `first_transpose`. There is no view converter: lowering rewrites
+every aten::view as aten::reshape.
 """
 
 import math
 
+from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import normalize_dim, rank, reshape_to, unsqueeze as unsqueeze_tensor
 
@@ -17,10 +19,17 @@ def _permute(ctx, node, x, order):
     return ctx.set_output(node, layer)
 
 
+def _reshape(ctx, x, sizes):
+    """x reshaped to PyTorch's `sizes` (ints and runtime ints; one -1 inferred, a 0 a zero-length dim)."""
+    if any(shape_tensors.is_runtime(ctx, size) for size in sizes):
+        return shape_tensors.reshape(ctx, x, sizes)
+    return reshape_to(ctx, x, sizes)
+
+
 @converter("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 def reshape(ctx, node, args):
     """Reshape to the given sizes; PyTorch's -1 is TensorRT's -1, a 0 is a zero-length dim."""
-    return ctx.set_output(node, [reshape_to(ctx, args[0].itensor(), args[1].to_int_list())])
+    return ctx.set_output(node, [_reshape(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args[1]))])
 
 
 @converter("aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")
@@ -42,6 +51,9 @@ def flatten(ctx, node, args):
     start, end = (normalize_dim(args[name].to_int(), max(rank(x), 1)) for name in ("start_dim", "end_dim"))
     if start > end:
         raise ValueError(f"flatten start_dim {start} is after end_dim {end}")
+    if -1 in shape[start:end + 1] and -1 in shape[end + 1:]:  # two dims to infer: the sizes come at run time
+        sizes = shape_tensors.shape_of(ctx, x)
+        return ctx.set_output(node, [_reshape(ctx, x, sizes[:start] + [-1] + sizes[end + 1:])])
     merged = shape[start:end + 1]
     merged = -1 if -1 in merged else math.prod(merged)
     return ctx.set_output(node, [reshape_to(ctx, x, shape[:start] + [merged] + shape[end + 1:], copied=start)])
@@ -87,8 +99,11 @@ def _squeeze(ctx, node, x, dims):
     if dynamic:
         raise NotImplementedError(f"squeeze of dim(s) {dynamic} of dynamic size in {tuple(shape)}")
     dropped = [d for d in dims if shape[d] == 1]
-    kept = [n for d, n in enumerate(shape) if d not in dropped]
-    return ctx.set_output(node, [reshape_to(ctx, x, kept, copied=min(dropped, default=len(shape)))])
+    kept = [d for d in range(len(shape)) if d not in dropped]
+    layer = ctx.net.add_shuffle(x)  # the dropped unit dims go last, and the reshape's 0s copy the kept ones
+    layer.first_transpose = tuple(kept + dropped)
+    layer.reshape_dims = (0,) * len(kept)
+    return ctx.set_output(node, layer)
 
 
 @converter("aten::squeeze(Tensor(a) self) -> Tensor(a)")

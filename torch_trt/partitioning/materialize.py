@@ -1,16 +1,17 @@
-"""Make a Plan real in the graph: engines get their own static values, and segments become contiguous.
+"""Make a Plan real in the graph: engines get their own copies of the glue they read, segments become contiguous.
 
 Stitching replaces an engine segment by one call placed after its last node, so no node outside
 the segment may sit between its first and last node. `materialize` (1) gives each engine
-segment its own copy of each static value its nodes read: the static glue nodes are cloned
-into the segment, so the evaluators compute them when the engine is built (sizes from the
-network's static dims, int arithmetic, lists, lists of tensors), and only tensors cross the
-boundary while PyTorch keeps its own copy where it needs one. The one thing an evaluator
-cannot do is read the shape of a tensor the engine never receives: such a size, dim or dtype
-becomes a constant holding what shape analysis saw, which is exact because statics only
-derive from shapes that are the same in every run; (2) drops glue nothing reads any more;
-(3) moves the nodes into the plan's order: constants first, then each segment's nodes, each
-remaining glue node just before its first reader or before a barrier it preceded.
+segment its own copy of each rebuilt glue value its nodes read: the glue nodes are cloned into
+the segment, so the evaluators compute them in the engine (sizes from the network's static dims,
+int arithmetic, lists, lists of tensors when built; sizes of dynamic dims and arithmetic on them
+as shape tensors when run), and only tensors cross the boundary while PyTorch keeps its own copy
+where it needs one. A value that is the same in every shape analysis run but reads the shape of
+a tensor the engine never receives becomes a constant holding what shape analysis saw (exact,
+as it derives from shapes that are the same in every run); one that varies reads the tensor,
+which enters the engine for its shape; (2) drops glue nothing reads any more; (3) moves the
+nodes into the plan's order: constants first, then each segment's nodes, each remaining glue
+node just before its first reader or before a barrier it preceded.
 """
 
 from .segment import SegmentKind, used_values
@@ -21,24 +22,24 @@ def materialize(graph, plan, infos):
     """Rewrite `graph` so that each segment of `plan` is a contiguous run of nodes in execution order."""
     for segment in plan.segments:
         if segment.kind == SegmentKind.ENGINE:
-            _copy_statics(graph, segment, plan.statics, infos)
+            _copy_glue(graph, segment, plan.rebuilt, infos)
     plan.glue = _drop_unused(plan.glue)
     _reorder(graph, plan)
 
 
-def _copy_statics(graph, segment, statics, infos):
-    """Replace the segment's reads of static values by clones of the nodes computing them (see the docstring)."""
+def _copy_glue(graph, segment, rebuilt, infos):
+    """Replace the segment's reads of rebuilt glue by clones of the nodes computing them (see the docstring)."""
     copies, nodes = {}, []
     produced = {value for node in segment.nodes for value in node.outputs()}
 
     def copy(value, before):
         source = value.node()
         if value not in copies and any(is_tensor(v) and v not in produced for v in source.inputs()) \
-                and value in infos:  # the shape of a tensor the engine does not receive
+                and value in infos and infos[value].constant:  # a fixed shape of a tensor the engine does not get
             with graph.insert_point_guard(before):
                 copies[value] = graph.insertConstant(infos[value].values[0])
         elif value not in copies:
-            clone = graph.createClone(source, lambda v: copy(v, before) if v.node() in statics else v)
+            clone = graph.createClone(source, lambda v: copy(v, before) if v.node() in rebuilt else v)
             clone.insertBefore(before)
             nodes.append(clone)
             copies.update(zip(source.outputs(), clone.outputs()))
@@ -46,7 +47,7 @@ def _copy_statics(graph, segment, statics, infos):
 
     for node in segment.nodes:
         for value in list(node.inputs()):
-            if value.node() in statics:
+            if value.node() in rebuilt:
                 node.replaceInputWith(value, copy(value, node))
         nodes.append(node)
     segment.nodes = nodes

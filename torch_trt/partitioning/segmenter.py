@@ -2,10 +2,13 @@
 
 Nodes fall in three groups. Constants are copied into each engine that reads them. Glue nodes
 are evaluator nodes with only non-tensor outputs (sizes, int arithmetic, lists, tuples): they
-run in PyTorch where PyTorch reads them; the "static" ones (the same value in every shape
-analysis run) also reach each engine that reads them as its own constant or rebuilt tensor
-list (materialize.py), so they neither split segments nor cross a boundary. Every other node
-is placed: ENGINE, or TORCH with a Reason.
+run in PyTorch where PyTorch reads them, and the "rebuilt" ones also run in each engine that
+reads them (materialize.py), so they neither split segments nor cross a boundary: those with
+the same value in every shape analysis run become the engine's own constants or tensor lists,
+and sizes of dynamic dims with the int arithmetic and lists built on them become shape tensors
+computed inside the engine, which then takes the tensors whose shapes they read. An int read
+from tensor data is never rebuilt (support.py). Every other node is placed: ENGINE, or TORCH
+with a Reason.
 
 Placed nodes are list-scheduled in a topological order that keeps one kind going while it can,
 and segments are the runs of that order; being contiguous runs of a topological order, they
@@ -20,6 +23,7 @@ import heapq
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..conversion.evaluators.aten import RUNTIME_INT_OPS
 from .segment import Segment, SegmentKind, top_level_node, used_values
 from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
                       writes_inputs)
@@ -30,11 +34,11 @@ _SIDE_EFFECTS = {"prim::Print", "prim::RaiseException", "aten::warn", "prim::Set
 
 @dataclass
 class Plan:
-    """The segments in execution order, the glue nodes (graph order), which glue is static, and the barriers."""
+    """The segments in execution order, the glue nodes (graph order), which glue engines rebuild, and the barriers."""
 
     segments: list
     glue: list
-    statics: set
+    rebuilt: set
     barriers: set
 
 
@@ -63,21 +67,21 @@ def segment_graph(graph, settings, infos, refused):
     base = {n: refused.get(n) or engine_reason(n, settings, facts) for n in nodes}
     glue = [n for n in nodes if not any(map(is_tensor, n.outputs())) and not is_converted(n)
             and unsupported_reason(n, settings) is None and n not in refused]
-    statics, glue_set = _statics(glue, base, infos), set(glue)
+    rebuilt, glue_set = _rebuilt(glue, base, infos), set(glue)
     placed = [n for n in nodes if n not in glue_set]
     deps = _dependencies(nodes, set(placed))
     barriers = {n for n in placed if _is_barrier(n)}
     forced = {}
     while True:
-        reasons = _classify(placed, base, forced, statics, infos, settings)
+        reasons = _classify(placed, base, forced, rebuilt, infos, settings)
         runs = _best_runs(placed, deps, reasons, barriers)
-        demoted = _demotions(runs, reasons, statics, infos, settings)
+        demoted = _demotions(runs, reasons, rebuilt, infos, settings)
         if not demoted:
             break
         forced.update(demoted)
     segments = [Segment(kind, run, reasons={n: reasons[n] for n in run} if kind == TORCH else {})
                 for kind, run in runs]
-    return Plan(segments, glue, statics, barriers)
+    return Plan(segments, glue, rebuilt, barriers)
 
 
 def _is_barrier(node):
@@ -85,15 +89,17 @@ def _is_barrier(node):
     return bool(list(node.blocks())) or writes_inputs(node) or node.kind() in _SIDE_EFFECTS or node.isNondeterministic()
 
 
-def _statics(glue, base, infos):
-    """The glue an engine can evaluate when built: engine-worthy, reading constants, tensors and statics, and
-    giving the same value in every shape-analysis run (a size of a dynamic dim, or an int read from data, is not)."""
-    statics = set()
+def _rebuilt(glue, base, infos):
+    """The glue an engine can compute itself: engine-worthy, reading constants, tensors and rebuilt glue, and either
+    the same in every shape-analysis run (evaluated when the engine is built) or of a kind that computes runtime
+    ints (RUNTIME_INT_OPS: sizes of dynamic dims and int arithmetic on them, computed when the engine runs)."""
+    rebuilt = set()
     for node in glue:
-        sources = all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in statics for v in node.inputs())
-        if base[node] is None and sources and all(infos[v].constant for v in node.outputs() if v in infos):
-            statics.add(node)
-    return statics
+        sources = all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in rebuilt for v in node.inputs())
+        fixed = all(infos[v].constant for v in node.outputs() if v in infos)
+        if base[node] is None and sources and (fixed or node.kind() in RUNTIME_INT_OPS):
+            rebuilt.add(node)
+    return rebuilt
 
 
 def _dependencies(nodes, placed):
@@ -108,12 +114,12 @@ def _dependencies(nodes, placed):
     return deps
 
 
-def _classify(placed, base, forced, statics, infos, settings):
+def _classify(placed, base, forced, rebuilt, infos, settings):
     """Each placed node's Reason (None: engine), in graph order, so each input sees its producer's fate."""
     reasons = {}
     for node in placed:
         reason = base[node] or forced.get(node)
-        for value in [] if reason else _entering(node, statics, infos):
+        for value in [] if reason else _entering(node, rebuilt, infos):
             producer = value.node()
             if producer not in reasons or reasons[producer] is not None:
                 reason = boundary_problem(value, infos.get(value), settings)
@@ -123,14 +129,15 @@ def _classify(placed, base, forced, statics, infos, settings):
     return reasons
 
 
-def _entering(node, statics, infos):
-    """The values a node in an engine takes from outside the engine's own static copies: its inputs, except
-    constants and plain statics (engine constants), with a tensor list built by statics replaced by what it reads."""
+def _entering(node, rebuilt, infos):
+    """The values a node in an engine takes from outside the engine's own copies: its inputs, except constants
+    and rebuilt glue of one value (engine constants), with rebuilt tensor lists and runtime ints replaced by what
+    they read."""
     for value in node.inputs():
         producer = value.node()
-        if producer in statics and value not in infos:  # rebuilt inside the engine: its own inputs enter
-            yield from _entering(producer, statics, infos)
-        elif producer.kind() != "prim::Constant" and producer not in statics:
+        if producer in rebuilt and not (value in infos and infos[value].constant):  # computed in the engine from
+            yield from _entering(producer, rebuilt, infos)  # what it reads
+        elif producer.kind() != "prim::Constant" and producer not in rebuilt:
             yield value
 
 
@@ -191,7 +198,7 @@ def _runs(order, kinds):
     return runs
 
 
-def _demotions(runs, reasons, statics, infos, settings):
+def _demotions(runs, reasons, rebuilt, infos, settings):
     """Engine nodes to move to PyTorch: non-tensors or int64 crossing their run's boundary, or too small a run."""
     demoted = {}
     for kind, run in runs:
@@ -203,7 +210,7 @@ def _demotions(runs, reasons, statics, infos, settings):
                 if not is_tensor(value) and any(top_level_node(u.user) not in inside for u in value.uses()):
                     demoted[node] = Reason(Code.NON_TENSOR, f"its non-tensor output %{value.debugName()} is "
                                                             "read outside its engine segment")
-            for value in _entering(node, statics, infos):
+            for value in _entering(node, rebuilt, infos):
                 problem = value.node() in reasons and value.node() not in inside and \
                     boundary_problem(value, infos.get(value), settings)
                 if problem:

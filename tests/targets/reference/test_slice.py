@@ -95,8 +95,12 @@ REFUSALS = {
     "strict_negative_stride": (_slice(stride=(-1, 1)), [F32_33], "reads position -1 of dim 0"),
     "wrap_empty_dim": (_slice(mode=M.WRAP), [((0, 3), trt.float32)], "cannot read dim 0 of size 0"),
     "mode_type": (_slice(mode=1), [F32_33], "must be a SampleMode"),
-    "tensor_start": (_slice(inputs=(1,)), [F32_33, ((2,), trt.int32)], "set_input(1)"),
-    "tensor_axes": (_slice(inputs=(5,)), [F32_33, ((1,), trt.int32)], "set_input(5)"),
+    # A network input is data, not a shape tensor: shape tensors are computed from shapes and constants.
+    "start_from_data": (_slice(inputs=(1,)), [F32_33, ((2,), trt.int32)], "start (input 1) must be a shape tensor"),
+    "axes_from_data": (_slice(inputs=(5,)), [F32_33, ((1,), trt.int32)], "axes (input 5) must be a shape tensor"),
+    "start_float": (_slice(inputs=(1,)), [F32_33, ((2,), trt.float32)], "start (input 1) must be a 1-D INT32 or "
+                    "INT64 shape tensor"),
+    "size_2d": (_slice(inputs=(2,)), [F32_33, ((1, 2), trt.int64)], "shape (input 2) must be a 1-D INT32"),
     "fill_value_mode": (_slice(mode=M.CLAMP, inputs=(4,)), [F32_33, F32_SCALAR], "needs SampleMode.FILL"),
     "fill_value_rank": (_slice(mode=M.FILL, inputs=(4,)), [F32_33, ((1,), trt.float32)], "0-D"),
     "fill_value_dtype": (_slice(mode=M.FILL, inputs=(4,)), [F32_33, ((), trt.int32)], "does not convert"),

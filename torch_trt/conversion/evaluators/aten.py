@@ -1,4 +1,10 @@
-"""Evaluators for aten ops on compile-time values: sizes of static shapes, int/float arithmetic, lists."""
+"""Evaluators for aten ops on compile-time values and runtime ints: sizes, int/float arithmetic, lists.
+
+Sizes of static dims and arithmetic on them and on constants are Python values. The size of a dynamic dim
+is a runtime int (a 0-D INT64 shape tensor, see conversion/shape_tensors.py), and int arithmetic on runtime
+ints adds the element-wise layers that compute it inside the engine. RUNTIME_INT_OPS names the node kinds
+that can compute a runtime int: partitioning keeps the others in PyTorch when their value varies.
+"""
 
 import math
 import operator
@@ -6,28 +12,24 @@ import operator
 import torch
 
 from ..registry import evaluator
-
-
-def static_shape(arg):
-    """The static shape of a tensor argument (ITensor or constant); error on dynamic dims."""
-    shape = tuple(arg.value.shape)
-    if -1 in shape:
-        raise ValueError(f"the shape {shape} has dynamic dims; this op needs static dims")
-    return list(shape)
+from ..shape_tensors import arithmetic, as_int64, dim_size, is_runtime, remainder, shape_of
 
 
 @evaluator("aten::size(Tensor self) -> int[]")
 def size(ctx, node, args):
-    return static_shape(args[0])
+    """Every dim's size: ints for static dims, runtime ints for dynamic ones."""
+    value = args[0].value
+    return shape_of(ctx, value) if args[0].is_itensor() else list(value.shape)
 
 
 @evaluator("aten::size.int(Tensor self, int dim) -> int")
 def size_dim(ctx, node, args):
-    size = tuple(args[0].value.shape)[args[1].to_int()]
-    if size == -1:
-        raise ValueError(f"dim {args[1].to_int()} of {tuple(args[0].value.shape)} is dynamic; its size is known at run "
-                         "time only")
-    return size
+    """One dim's size: an int when static, a runtime int when dynamic."""
+    value, dim = args[0].value, args[1].to_int()
+    rank = len(value.shape)
+    if not -rank <= dim < rank:
+        raise IndexError(f"dim {dim} is out of range for a tensor of rank {rank}")
+    return dim_size(ctx, value, dim % rank) if args[0].is_itensor() else value.shape[dim]
 
 
 @evaluator("aten::dim(Tensor self) -> int")
@@ -47,6 +49,9 @@ def getitem(ctx, node, args):
 
 @evaluator("aten::Int.Tensor(Tensor a) -> int")
 def int_of_tensor(ctx, node, args):
+    """The int in a 0-D tensor: a constant's, or a runtime int (partitioning lets only sizes in, see support.py)."""
+    if args[0].is_itensor():
+        return as_int64(ctx, args[0].value)
     return int(args[0].to_tensor().item())
 
 
@@ -57,6 +62,9 @@ def float_of_tensor(ctx, node, args):
 
 @evaluator("aten::ScalarImplicit(Tensor a) -> Scalar")
 def scalar_implicit(ctx, node, args):
+    """The number in a 0-D tensor; a runtime int stays one."""
+    if args[0].is_itensor():
+        return as_int64(ctx, args[0].value)
     return args[0].to_tensor().item()
 
 
@@ -72,14 +80,39 @@ _SCALAR_OPS = {
     "aten::floor": math.floor, "aten::ceil": math.ceil, "aten::sqrt": math.sqrt,
 }
 
+# The same ops on runtime ints, by kind: layers computing the int result inside the engine.
+_RUNTIME_INT_OPS = {
+    "aten::add": lambda ctx, a, b: arithmetic(ctx, "SUM", a, b),
+    "aten::sub": lambda ctx, a, b: arithmetic(ctx, "SUB", a, b),
+    "aten::mul": lambda ctx, a, b: arithmetic(ctx, "PROD", a, b),
+    "aten::floordiv": lambda ctx, a, b: arithmetic(ctx, "FLOOR_DIV", a, b),
+    "aten::remainder": remainder,
+    "aten::neg": lambda ctx, a: arithmetic(ctx, "SUB", 0, a),
+    "aten::Int": as_int64, "aten::floor": as_int64, "aten::ceil": as_int64,
+}
+RUNTIME_INT_OPS = frozenset(_RUNTIME_INT_OPS) | {"aten::size", "aten::Int", "aten::ScalarImplicit", "aten::len",
+                                                 "aten::__getitem__", "aten::dim", "prim::ListConstruct",
+                                                 "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
+                                                 "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max"}
 
-def _scalar_evaluator(function, returns):
-    cast = {"int": int, "float": float, "bool": bool}.get(returns, lambda value: value)
-    return lambda ctx, node, args: cast(function(*(arg.value for arg in args)))
+
+def _scalar_evaluator(kind, function, types):
+    """The evaluator of one overload: Python's `function` on compile-time values, layers on runtime ints."""
+    cast = {"int": int, "float": float, "bool": bool}.get(types[-1], lambda value: value)
+
+    def evaluate(ctx, node, args):
+        values = [arg.value for arg in args]
+        if not any(is_runtime(ctx, v) for v in values):
+            return cast(function(*values))
+        if kind not in _RUNTIME_INT_OPS or any(t not in ("int", "Scalar") for t in types):
+            raise NotImplementedError(f"{node.kind()} of a runtime size computes no int inside an engine")
+        return _RUNTIME_INT_OPS[kind](ctx, *values)
+
+    return evaluate
 
 
 for _name, _function in _SCALAR_OPS.items():
     for _schema in torch._C._jit_get_schemas_for_operator(_name):
         _types = [str(a.type) for a in _schema.arguments] + [str(r.type) for r in _schema.returns]
         if len(_schema.returns) == 1 and all(t in _SCALAR_TYPES for t in _types):
-            evaluator(str(_schema))(_scalar_evaluator(_function, _types[-1]))
+            evaluator(str(_schema))(_scalar_evaluator(_name, _function, _types))

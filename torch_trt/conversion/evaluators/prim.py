@@ -1,9 +1,12 @@
 """Evaluators for prim:: nodes: constants, lists and tuples, scalar <-> tensor."""
 
+import functools
+
 import torch
 
 from ..context import torch_dtype
 from ..registry import evaluator
+from ..shape_tensors import arithmetic
 
 
 @evaluator("prim::Constant")
@@ -41,7 +44,8 @@ def tuple_index(ctx, node, args):
 
 @evaluator("prim::NumToTensor")
 def num_to_tensor(ctx, node, args):
-    return torch.tensor(args[0].value)
+    """A 0-D tensor of the number; a runtime int is one already (a 0-D INT64 tensor, as NumToTensor of an int)."""
+    return args[0].value if args[0].is_itensor() else torch.tensor(args[0].value)
 
 
 @evaluator("prim::dtype")
@@ -51,14 +55,20 @@ def dtype(ctx, node, args):
     return SCALAR_TYPE_CODES[value.dtype if isinstance(value, torch.Tensor) else torch_dtype(ctx.trt, value.dtype)]
 
 
+def _extremum(ctx, args, operation):
+    """The MIN or MAX of a list's elements or of two values: numbers, or runtime ints computed in the engine."""
+    values = list(args[0].value) if len(args) == 1 else [args[0].value, args[1].value]
+    return functools.reduce(lambda a, b: arithmetic(ctx, operation, a, b), values)
+
+
 @evaluator("prim::min")
 def minimum(ctx, node, args):
-    return min(args[0].value) if len(args) == 1 else min(args[0].value, args[1].value)
+    return _extremum(ctx, args, "MIN")
 
 
 @evaluator("prim::max")
 def maximum(ctx, node, args):
-    return max(args[0].value) if len(args) == 1 else max(args[0].value, args[1].value)
+    return _extremum(ctx, args, "MAX")
 
 
 SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,

@@ -1,10 +1,11 @@
-"""IConstantLayer: a tensor of weights baked into the engine."""
+"""IConstantLayer: a tensor of weights baked into the engine; a small one is a shape tensor too (shape.py)."""
 
 import torch
 
 from ..enums import DataType, LayerType
 from ..network import ILayer, check, network_method
-from ..types import TORCH_DTYPE, to_dims, to_weights, volume
+from ..types import TORCH_DTYPE, Weights, to_dims, to_weights, volume
+from .shape import SHAPE_TENSOR_VOLUME, known
 
 
 class IConstantLayer(ILayer):
@@ -25,7 +26,13 @@ class IConstantLayer(ILayer):
         values = weights["weights"]
         if values is None:  # zero-volume weights during shape inference
             return torch.empty(tuple(self.shape), dtype=TORCH_DTYPE[self.weights.dtype], device="meta")
+        if values.is_meta and volume(self.shape) <= SHAPE_TENSOR_VOLUME:  # shape inference: a small constant
+            return known(values.reshape(tuple(self.shape)), self._host_values())  # may be a shape tensor
         return values.reshape(tuple(self.shape))
+
+    def _host_values(self):
+        """The weights as a host tensor: Weights in a network, a tensor in a restored engine."""
+        return self.weights._as_torch() if isinstance(self.weights, Weights) else self.weights
 
 
 @network_method

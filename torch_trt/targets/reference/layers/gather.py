@@ -12,6 +12,7 @@ import torch
 from ..enums import GatherMode, LayerType
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
+from .shape import keeps_values
 
 _INDEX_TYPES = (torch.int32, torch.int64)
 # Data types TensorRT's gather accepts (no UINT8).
@@ -120,6 +121,7 @@ class IGatherLayer(ILayer):
                 check(0 <= low and high < size, f"gather indices hold {low if low < 0 else high}, outside [0, {size}) "
                       f"of data dim {dim} {tuple(inputs[0].shape)}; TensorRT does not define out-of-range indices")
 
+    @keeps_values  # gathering entries of a shape tensor (one dim of a shape) gives a shape tensor
     def _compute(self, inputs, weights):
         data, indices = inputs[0], inputs[1].long()
         if self.mode == GatherMode.ND:

@@ -1,17 +1,19 @@
 """ISliceLayer: strided windows of a tensor; out-of-range reads are handled per SampleMode.
 
-start/shape/stride/axes must be Dims (tensor inputs 1, 2, 3 and 5 are refused); the fill value may
-be a tensor (input 4).
+start, shape (the output size), stride and axes are Dims, or 1-D INT32/INT64 shape tensors given by
+set_input(1), (2), (3) and (5) for a slice decided at run time (the attribute then reads None, and setting
+it again drops the input). The fill value of SampleMode.FILL may be a tensor (input 4).
 """
 
 import torch
 
-from ..enums import LayerType, SampleMode
+from ..enums import LayerType, SampleMode, Severity
 from ..network import UINT8_ONLY_CAST, ILayer, check, check_deferred, network_method
 from ..types import to_dims
+from .shape import check_shape_input, given, keeps_values, shape_values
 
 _PARAMETERS = ("start", "shape", "stride")
-_TENSOR_PARAMETERS = {1: "start", 2: "size", 3: "stride", 5: "axes"}
+_TENSOR_INPUTS = {1: "start", 2: "shape", 3: "stride", 5: "axes"}  # set_input index -> the attribute it replaces
 # A fill value of another dtype is accepted only if TensorRT converts it implicitly: among these.
 _CONVERTIBLE = (torch.float32, torch.float16, torch.int8, torch.float8_e4m3fn)
 
@@ -54,33 +56,54 @@ class ISliceLayer(ILayer):
     def __setattr__(self, key, value):
         if key in _PARAMETERS or (key == "axes" and value is not None):
             value = to_dims(value, f"ISliceLayer.{key}")
+        index = {name: i for i, name in _TENSOR_INPUTS.items()}.get(key)
+        if index is not None and index < len(self._inputs):  # the attribute replaces the tensor it was given as
+            self._inputs[index] = None
         super().__setattr__(key, value)
+
+    def set_input(self, index, tensor):
+        """0 data, 1 start, 2 size, 3 stride, 4 fill value, 5 axes (1, 2, 3 and 5: 1-D INT32/INT64 shape tensors)."""
+        if not 0 <= index <= 5:
+            self._network._log(Severity.ERROR, f"{self.name}: set_input({index}): a slice takes inputs 0 to 5")
+            return
+        super().set_input(index, tensor)
+        if index in _TENSOR_INPUTS:
+            object.__setattr__(self, _TENSOR_INPUTS[index], None)  # as in TensorRT, the Dims read None
+
+    def _resolved(self, inputs):
+        """start, shape, stride and axes (None: every dim) as tuples, from the Dims or the shape tensors."""
+        values = {}
+        for index, name in _TENSOR_INPUTS.items():
+            tensor = given(inputs, index)
+            values[name] = getattr(self, name) if tensor is None else shape_values(tensor, f"slice {name} (input "
+                                                                                          f"{index})")
+        return [None if values[n] is None else tuple(values[n]) for n in _PARAMETERS + ("axes",)]
 
     def _check(self, inputs):
         check(inputs[0].dtype != torch.uint8, UINT8_ONLY_CAST)
-        start, shape, stride = (tuple(getattr(self, name)) for name in _PARAMETERS)
+        check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
+        for index, name in _TENSOR_INPUTS.items():
+            if given(inputs, index) is not None:
+                check_shape_input(inputs, index, f"slice {name}")
+        start, shape, stride, axes = self._resolved(inputs)
         check(len(start) == len(shape) == len(stride), f"slice start {start}, shape {shape} and stride {stride} "
               "must have the same length")
         check(all(n >= 0 for n in shape), f"slice shape {shape} has negative entries")
-        check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
-        for index, name in _TENSOR_PARAMETERS.items():
-            check(len(inputs) <= index or inputs[index] is None,
-                  f"slice {name} given as a tensor (set_input({index})) is not supported by the reference yet; "
-                  "set it as Dims")
         # Converters set mode, axes and the fill value after add_slice: a misfit waits for them, the build refuses.
-        data, rank, count = inputs[0], inputs[0].dim(), len(self.start)
-        self._check_fill(data, inputs[4] if len(inputs) > 4 else None)
-        if self.axes is None:
+        data, rank, count = inputs[0], inputs[0].dim(), len(start)
+        self._check_fill(data, given(inputs, 4))
+        if axes is None:
             check_deferred(count == rank, f"slice start/shape/stride have {count} entries, need one per input dim "
                            f"({rank})")
         else:
-            axes = tuple(self.axes)
             check_deferred(count == len(axes), f"slice start/shape/stride have {count} entries, need one per axis "
                            f"({len(axes)})")
             check_deferred(all(-rank <= a < rank for a in axes), f"slice axes {axes} must lie in [{-rank}, {rank - 1}]")
             check_deferred(len({a % rank for a in axes}) == len(axes), f"slice axes {axes} repeat an axis")
+        if any(given(inputs, index) is not None for index in _TENSOR_INPUTS):
+            return  # positions decided at run time are checked at run time
         dynamic = [d == -1 for d in self._inputs[0].shape]  # dynamic dims can only be checked at run time
-        for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
+        for dim, parameters in enumerate(self._parameters(tuple(data.shape), start, shape, stride, axes)):
             problem = None if dynamic[dim] else _unreadable(data.shape[dim], *parameters, self.mode, dim)
             check_deferred(problem is None, problem)
 
@@ -94,17 +117,20 @@ class ISliceLayer(ILayer):
         check_deferred(fill.dtype == data.dtype or (fill.dtype in _CONVERTIBLE and data.dtype in _CONVERTIBLE),
                        f"slice fill value dtype {fill.dtype} does not convert to the input dtype {data.dtype}")
 
-    def _parameters(self, shape):
+    @staticmethod
+    def _parameters(shape, start, size, stride, axes):
         """(start, count, stride) per input dim; dims not named in `axes` are copied whole."""
-        if self.axes is None:
-            return list(zip(self.start, self.shape, self.stride))
-        chosen = {a % len(shape): p for a, p in zip(self.axes, zip(self.start, self.shape, self.stride))}
-        return [chosen.get(dim, (0, size, 1)) for dim, size in enumerate(shape)]
+        if axes is None:
+            return list(zip(start, size, stride))
+        chosen = {a % len(shape): p for a, p in zip(axes, zip(start, size, stride))}
+        return [chosen.get(dim, (0, n, 1)) for dim, n in enumerate(shape)]
 
+    @keeps_values
     def _compute(self, inputs, weights):
         data = inputs[0]
-        fill = inputs[4] if len(inputs) > 4 and inputs[4] is not None else torch.zeros((), device=data.device)
-        for dim, parameters in enumerate(self._parameters(tuple(data.shape))):
+        fill = given(inputs, 4)
+        fill = torch.zeros((), device=data.device) if fill is None else fill
+        for dim, parameters in enumerate(self._parameters(tuple(data.shape), *self._resolved(inputs))):
             mode, problem = self.mode, _unreadable(data.shape[dim], *parameters, self.mode, dim)
             if problem and not data.is_meta:  # dynamic dims are only checked at run time (_check covers static ones)
                 raise IndexError(problem)
