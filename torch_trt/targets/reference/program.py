@@ -6,6 +6,7 @@ reference does the same when an engine is loaded:
 - constant folding: every layer whose inputs are all constants is computed once, on the
   engine's device, and its outputs become constants of the program;
 - dead layers (whose outputs reach no engine output) are dropped;
+- attention (matrix multiply, scale, softmax, matrix multiply) becomes one fused kernel (attention.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
   its last reader, so weights live on the device once and intermediates die at last use;
@@ -24,6 +25,8 @@ import torch.fx
 from torch._inductor.compile_fx import compile_fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from .attention import fuse_attention
+
 logger = logging.getLogger(__name__)
 
 CODEGEN_LEVEL = {"cuda": 2, "cpu": 4}  # the lowest builder_optimization_level that generates code, per device type
@@ -39,6 +42,7 @@ def build_program(layers, records, weights, input_names, output_names, device):
             folded.update(zip(record["outputs"], _as_tuple(layer._compute(values, layer_weights))))
         else:
             steps.append((layer, record, layer_weights))
+    steps = fuse_attention(steps, folded, output_names)
     root, graph = torch.nn.Module(), torch.fx.Graph()
     values = {name: graph.placeholder(name) for name in input_names}
 
