@@ -4,8 +4,9 @@ from dataclasses import dataclass
 
 import torch
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool, torch.int8,
-                    torch.uint8, torch.float64)
+from .targets.dtypes import ENGINE_DTYPES
+
+SUPPORTED_DTYPES = ENGINE_DTYPES + (torch.float64,)  # float64 enters engines narrowed (truncate_long_and_double)
 
 
 @dataclass(frozen=True, init=False)

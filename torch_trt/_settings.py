@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-PRECISIONS = (torch.float32, torch.float16, torch.bfloat16)
+from .targets.dtypes import FLOAT_DTYPES
+
+PRECISIONS = FLOAT_DTYPES  # the float types an engine may compute in
 TARGETS = ("auto", "tensorrt", "reference")
 COLLECTIONS = (set, frozenset, list, tuple)
 FLAGS = ("require_full_compilation", "truncate_long_and_double", "debug", "pass_through_build_failures",

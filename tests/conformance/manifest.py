@@ -12,7 +12,7 @@ import re
 
 from torch_trt.targets.tensorrt import MINIMUM_VERSION, api_manifest
 
-# Module attributes the bindings' package adds in Python (§1 of the API reference).
+# Module attributes every Python package has, which the manifest's introspection of the bindings does not list.
 MODULE_EXTRAS = {"__version__", "__name__", "__file__", "__doc__", "__path__", "__spec__", "__loader__",
                  "__package__", "__dict__"}
 # Pure-Python additions of tensorrt/__init__.py the introspection does not list: (owner, name).

@@ -19,6 +19,29 @@ def padding_mask(x):
     return torch.arange(x.size(1), device=x.device).unsqueeze(0) < x[:, :1]
 
 
+# torch.tensor is recorded only by scripting (a trace makes its result a constant), so the cases call scripted
+# helpers, which a trace inlines as transformers' DeBERTa calls its scaled_size_sqrt.
+@torch.jit.script
+def _size_as_float(x: torch.Tensor):
+    return torch.tensor(x.size(-1), dtype=torch.float)
+
+
+@torch.jit.script
+def _scalar_tensors(x: torch.Tensor):  # constant data would fold in lowering: these are computed from sizes
+    return (torch.tensor(x.size(0) * 2), torch.tensor(x.size(1) / 4, dtype=torch.float16), torch.tensor(x.size(0) > 1),
+            torch.tensor([x.size(1) / 2, -2.0, 0.25], device=x.device))
+
+
+@torch.jit.script
+def _sizes(x: torch.Tensor):
+    return torch.tensor([x.size(0), x.size(1), 1], device=x.device)
+
+
+@torch.jit.script
+def _sizes_fp16(x: torch.Tensor):
+    return torch.tensor([x.size(1), 2, x.size(0)], dtype=torch.float16, device=x.device)
+
+
 CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors used as they are), dtype
     ("zeros", lambda x: x + torch.zeros(x.shape[0], 3, device=x.device), {"aten::zeros"}, [(2, 3)], f32),
     ("zeros_int_dtype", lambda x: x * torch.zeros(x.size(), dtype=torch.int32, device=x.device), {"aten::zeros"},
@@ -53,6 +76,13 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
     ("causal_mask", causal_mask, {"aten::arange", "aten::le"}, [(3, 4)], f32),
     ("padding_mask", padding_mask, {"aten::arange", "aten::lt"},
      [torch.tensor([[2, 0, 0, 0], [4, 1, 1, 1]], dtype=i32)], i32),
+    ("tensor_of_size_float", lambda x: x / torch.sqrt(_size_as_float(x)), {"aten::tensor"}, [(2, 8)], f32),
+    ("tensor_of_size_int", lambda x: x + _scalar_tensors(x)[0], {"aten::tensor"}, [(2, 3)], i32),
+    ("tensor_float_dtype_fp16", lambda x: x * _scalar_tensors(x)[1], {"aten::tensor"}, [(2, 3)], f16),
+    ("tensor_of_size_comparison_bool", lambda x: x & _scalar_tensors(x)[2], {"aten::tensor"}, [(2, 3)], b8),
+    ("tensor_float_list", lambda x: x - _scalar_tensors(x)[3], {"aten::tensor"}, [(2, 3)], f32),
+    ("tensor_of_sizes_list", lambda x: x * _sizes(x), {"aten::tensor"}, [(2, 3)], i32),
+    ("tensor_of_sizes_list_fp16", lambda x: x + _sizes_fp16(x), {"aten::tensor"}, [(3, 3)], f16),
     ("to_dtype", lambda x: x.to(torch.float16), {"aten::to"}, [(2, 3)], f32),
     ("to_dtype_int", lambda x: x.to(torch.int32), {"aten::to"}, [(2, 3)], f16),
     ("to_dtype_bool", lambda x: x.to(torch.bool), {"aten::to"}, [(2, 3)], i32),
@@ -152,6 +182,11 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("tril_dynamic_dims", lambda x: x.tril(), {"aten::tril"}, [((1, 1), (3, 4), (9, 9), (5, 7))], f32),
     ("triu_dynamic_dims_diagonal", lambda x: x.triu(1), {"aten::triu"}, [((1, 1, 1), (2, 3, 4), (4, 9, 9),
                                                                          (3, 7, 5))], i32),
+    # A torch.tensor of sizes of dynamic dims is their shape tensor, cast to its dtype.
+    ("tensor_of_dynamic_size_float", lambda x: x / torch.sqrt(_size_as_float(x)), {"aten::tensor"},
+     [((1, 1), (2, 4), (6, 9), (5, 7))], f32),
+    ("tensor_of_dynamic_sizes_list", lambda x: x * _sizes(x), {"aten::tensor"}, [((1, 1, 3), (2, 4, 3), (6, 9, 3),
+                                                                                   (5, 7, 3))], i32),
     ("causal_mask_dynamic", causal_mask, {"aten::arange", "aten::le"}, [((1, 1), (2, 4), (6, 9), (5, 7))], f32),
 ]
 

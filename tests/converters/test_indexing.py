@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_trt
-from harness import check_converter, dynamic_inputs, make_input, trace_only
+from harness import check_converter, dynamic_inputs, make_input
 
 f32, f16, i32, i64, b8 = torch.float32, torch.float16, torch.int32, torch.int64, torch.bool
 
@@ -90,9 +90,7 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
     ("index_broadcast_hf_mask", lambda m, b, k: m[b, k], {"aten::index"},
      [(2, 8), torch.arange(2, dtype=i32).view(2, 1, 1, 1), torch.arange(8, dtype=i32).view(1, 1, 1, 8)], b8),
     ("index_two_apart", lambda x, i, j: x[i, :, j], {"aten::index"}, [(3, 2, 4), ints(2, 0), ints(1, 3)], b8),
-    ("index_int64_constant", trace_only(lambda x: x[:, torch.tensor([2, -3], device=x.device)],
-                                        "scripted, aten::tensor builds the index and has no converter",
-                                        scripted_error="aten::tensor"), {"aten::index"}, [(2, 3)], f32),
+    ("index_int64_constant", lambda x: x[:, torch.tensor([2, -3], device=x.device)], {"aten::index"}, [(2, 3)], f32),
     ("expand", lambda x: x.expand(3, 4), {"aten::expand"}, [(3, 1)], f32),
     ("expand_new_dims_keep", lambda x: x.expand(2, -1, 5, 4), {"aten::expand"}, [(3, 1, 4)], f16),
     ("expand_bool_noop", lambda x: x.expand(2, 3) & x, {"aten::expand"}, [(2, 3)], b8),

@@ -104,6 +104,6 @@ def test_integer_neg_is_a_subtraction():
 
     ctx = ConversionCtx(trt, trt.Builder(target_logger(trt)), CompileSettings(target="reference"))
     convert_graph(ctx, torch.jit.script(_negate).graph, [torch_trt.Input(shape=(2, 3), dtype=torch.int32)])
-    layers = [(layer.type, getattr(layer, "op", None)) for layer in ctx.network]
+    layers = [(layer.type, getattr(layer, "op", None)) for layer in ctx.net.definition]
     assert (trt.LayerType.UNARY, trt.UnaryOperation.NEG) not in layers
     assert (trt.LayerType.ELEMENTWISE, trt.ElementWiseOperation.SUB) in layers

@@ -63,7 +63,7 @@ def test_build_error_names_what_the_network_logged_before_the_build():
     """TensorRT logs a setter's misuse when it happens and later fails the build generically: report both."""
     builder = reference.Builder(target_logger(reference))
     ctx = ConversionCtx(reference, builder, CompileSettings(target="reference"))
-    ctx.network.add_input("input_0", reference.float32, (2,))
+    ctx.net.add_input("input_0", reference.float32, (2,))
     ctx.logger.log(reference.ILogger.ERROR, "ISliceLayer::setAxes: axes repeat an axis")  # as a setter logs it
     with pytest.raises(EngineBuildError, match="setAxes: axes repeat an axis.*no outputs"):
         build.build_engine(ctx, builder, [torch_trt.Input((2,))], torch.device("cpu"))
@@ -73,7 +73,8 @@ def _fake_ctx(trt):
     """What build_engine reads from a ConversionCtx, over a stand-in tensorrt module."""
     builder = trt.Builder(target_logger(trt))
     network = builder.create_network(0)
-    ctx = types.SimpleNamespace(trt=trt, network=network, settings=CompileSettings(target="tensorrt"),
+    ctx = types.SimpleNamespace(trt=trt, net=types.SimpleNamespace(definition=network),
+                                settings=CompileSettings(target="tensorrt"),
                                 network_errors=lambda: [])
     return ctx, builder
 

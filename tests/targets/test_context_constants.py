@@ -15,17 +15,17 @@ from torch_trt.runtime.engine_manager import EngineRunner
 def test_zero_volume_constant_builds_and_runs(value):
     builder = trt.Builder(target_logger(trt))
     ctx = ConversionCtx(trt, builder, CompileSettings(target="reference"))
-    x = ctx.network.add_input("input_0", trt.float32, (1,))
+    x = ctx.net.add_input("input_0", trt.float32, (1,))
     output = ctx.constant(value)
     output.name = "output_0"
-    ctx.network.mark_output(output)
+    ctx.net.mark_output(output)
     for tensor in (x, output):
         tensor.location = trt.TensorLocation.HOST
-    constants = [ctx.network.get_layer(i) for i in range(ctx.network.num_layers)
-                 if ctx.network.get_layer(i).type == trt.LayerType.CONSTANT]
+    constants = [ctx.net.get_layer(i) for i in range(ctx.net.num_layers)
+                 if ctx.net.get_layer(i).type == trt.LayerType.CONSTANT]
     assert constants and all(0 not in tuple(layer.shape) for layer in constants)
     config = builder.create_builder_config()
-    engine = builder.build_serialized_network(ctx.network, config)
+    engine = builder.build_serialized_network(ctx.net.definition, config)
     assert engine is not None, ctx.network_errors()
     (result,) = EngineRunner(bytes(engine), "reference", torch.device("cpu"))([torch.zeros(1)])
     assert result.shape == value.shape and result.dtype == value.dtype

@@ -115,7 +115,7 @@ def test_target_logger_keeps_errors_and_forwards_the_rest(caplog):
     """The one ILogger both targets get: errors are kept for the exception, warnings reach Python logging."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
     trt_logger = target_logger(trt)
-    with caplog.at_level(logging.DEBUG, logger="torch_trt.conversion.context"):
+    with caplog.at_level(logging.DEBUG, logger="torch_trt.targets.target_logger"):
         for severity in ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE"):
             trt_logger.log(getattr(trt.ILogger, severity), f"{severity} message")
     assert trt_logger.errors == ["INTERNAL_ERROR message", "ERROR message"]

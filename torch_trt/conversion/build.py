@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def build_engine(ctx, builder, input_specs, device):
     """Serialize the network in `ctx` into engine bytes with one profile from the input specs."""
-    trt, network = ctx.trt, ctx.network
+    trt, network = ctx.trt, ctx.net.definition
     on_tensorrt = target_name(trt) == "tensorrt"
     if on_tensorrt and device.type != "cuda":
         raise TorchTRTError(f"TensorRT engines run on CUDA devices only, not on {device}; use target='reference' "

@@ -3,7 +3,8 @@
 Fields:
     trt                  the target's API module (`tensorrt` or the reference); never import tensorrt
     net                  the INetworkDefinition, behind a proxy that names every layer after the
-                         node being converted and turns a refused `add_*` (None) into an error
+                         node being converted and turns a refused `add_*` (None) into an error; the
+                         only handle to the network (the builder alone takes `net.definition`)
     settings             the CompileSettings
     value_tensor_map     torch Value -> ITensor, for runtime values
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
@@ -20,14 +21,10 @@ Call tree (interpreter.convert_graph):
       └─ mark_output for each graph output
 """
 
-import logging
-
 import numpy as np
 import torch
 
-from ..targets import target_name
-
-logger = logging.getLogger(__name__)
+from ..targets.dtypes import trt_dtype
 
 
 class NetworkRefusedError(RuntimeError):
@@ -39,6 +36,11 @@ class _NamingNetwork:
 
     def __init__(self, network, ctx):
         self._network, self._ctx = network, ctx
+
+    @property
+    def definition(self):
+        """The INetworkDefinition itself, for the builder (which takes no proxy); converters use the proxy."""
+        return self._network
 
     def __getattr__(self, name):
         attribute = getattr(self._network, name)
@@ -64,8 +66,7 @@ class ConversionCtx:
         self.trt, self.settings = trt, settings
         self.logger = builder.logger
         self._errors_before_network = len(self.logger.errors)
-        self.network = builder.create_network(_creation_flags(trt))
-        self.net = _NamingNetwork(self.network, self)
+        self.net = _NamingNetwork(builder.create_network(_creation_flags(trt)), self)
         self.value_tensor_map, self.evaluated_value_map = {}, {}
         self.weights = []
         self.node = None
@@ -121,27 +122,4 @@ def _creation_flags(trt):
     """STRONGLY_TYPED on TensorRT 10 (ignored by 11, where every network is strongly typed)."""
     flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
     return 0 if flag is None else 1 << int(flag)
-
-
-def _dtype_pairs(trt):
-    return [(torch.float32, trt.float32), (torch.float16, trt.float16), (torch.bfloat16, trt.bfloat16),
-            (torch.int8, trt.int8), (torch.int32, trt.int32), (torch.int64, trt.int64), (torch.bool, trt.bool),
-            (torch.uint8, trt.uint8)]
-
-
-def trt_dtype(trt, dtype):
-    """The target DataType of a torch dtype."""
-    for torch_type, target_type in _dtype_pairs(trt):
-        if torch_type == dtype:
-            return target_type
-    raise TypeError(f"{dtype} has no TensorRT equivalent")
-
-
-def torch_dtype(trt, dtype):
-    """The torch dtype of a target DataType."""
-    for torch_type, target_type in _dtype_pairs(trt):
-        if target_type == dtype:
-            return torch_type
-    raise TypeError(f"{dtype} has no torch equivalent")
-
 

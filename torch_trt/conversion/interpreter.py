@@ -9,8 +9,8 @@ import logging
 import torch
 
 from ..errors import ConversionError, TorchTRTError
+from ..targets.dtypes import trt_dtype
 from .args import Arg, Args
-from .context import trt_dtype
 from .registry import find_converter, find_evaluator, node_schema
 
 logger = logging.getLogger(__name__)
@@ -65,8 +65,8 @@ def convert_node(ctx, node):
 def convert_graph(ctx, graph, input_specs):
     """Add the graph's inputs (named input_i), convert every node, mark its outputs (named output_i)."""
     for index, (value, spec) in enumerate(zip(graph.inputs(), input_specs)):
-        ctx.value_tensor_map[value] = ctx.network.add_input(f"input_{index}", trt_dtype(ctx.trt, spec.dtype),
-                                                            spec.shape)
+        ctx.value_tensor_map[value] = ctx.net.add_input(f"input_{index}", trt_dtype(ctx.trt, spec.dtype),
+                                                        spec.shape)
     for node in graph.nodes():
         convert_node(ctx, node)
     ctx.node = None
@@ -82,5 +82,5 @@ def convert_graph(ctx, graph, input_specs):
         if tensor.is_network_input or any(tensor is other for other in marked):
             tensor = ctx.net.add_identity(tensor).get_output(0)  # an IO tensor cannot be both, or marked twice
         tensor.name = f"output_{index}"
-        ctx.network.mark_output(tensor)
+        ctx.net.mark_output(tensor)
         marked.append(tensor)

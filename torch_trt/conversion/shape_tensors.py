@@ -89,10 +89,10 @@ def shape_vector(ctx, values):
     return layer.get_output(0)
 
 
-def reshape(ctx, tensor, dims):
-    """`tensor` reshaped to `dims` (ints, runtime ints, one -1 to infer) through a shape tensor."""
+def reshape_to_shape_tensor(ctx, tensor, sizes):
+    """`tensor` reshaped to PyTorch's `sizes` (ints and runtime ints, one -1 inferred) through a shape tensor."""
     layer = ctx.net.add_shuffle(tensor)
-    layer.set_input(1, shape_vector(ctx, dims))
+    layer.set_input(1, shape_vector(ctx, sizes))
     layer.zero_is_placeholder = False  # a 0 is a zero-length dim, as in PyTorch
     return layer.get_output(0)
 

@@ -2,8 +2,8 @@
 
 import torch
 
-from ..conversion.context import torch_dtype, trt_dtype
-from ..conversion.shape_tensors import as_int64, is_runtime, shape_vector
+from ..conversion.shape_tensors import as_int64, is_runtime, reshape_to_shape_tensor, shape_vector
+from ..targets.dtypes import torch_dtype, trt_dtype
 
 
 def rank(tensor):
@@ -72,10 +72,10 @@ def to_itensor(ctx, value, dtype):
     return ctx.constant(torch.as_tensor(value).to(dtype))
 
 
-def reshape(ctx, tensor, shape):
-    """Reshape with a shuffle layer; `shape` may use TensorRT's 0 (copy) and -1 (infer)."""
+def reshape_trt_dims(ctx, tensor, dims):
+    """`tensor` reshaped to TensorRT's reshape_dims: a 0 copies the input's dim at that index, one -1 is inferred."""
     layer = ctx.net.add_shuffle(tensor)
-    layer.reshape_dims = tuple(shape)
+    layer.reshape_dims = tuple(dims)
     return layer.get_output(0)
 
 
@@ -99,7 +99,7 @@ def unsqueeze_to_rank(ctx, tensor, target_rank):
     dims = tuple(tensor.shape)
     if dims.count(-1) > 1:  # the shuffle infers one -1 only: copy the dims instead
         return insert_unit_dims(ctx, tensor, range(missing))
-    return reshape(ctx, tensor, (1,) * missing + dims)
+    return reshape_trt_dims(ctx, tensor, (1,) * missing + dims)
 
 
 def broadcast_pair(ctx, a, b):
@@ -115,16 +115,19 @@ def elementwise(ctx, a, b, op, dtype=None):
     return ctx.net.add_elementwise(a, b, op).get_output(0)
 
 
-def reshape_to(ctx, tensor, shape, copied=0):
-    """Reshape to `shape` (-1 marks a dynamic dim); the first `copied` dims are the input's own.
+def reshape_torch_sizes(ctx, tensor, sizes, copied=0):
+    """`tensor` reshaped to PyTorch's `sizes`: a 0 is a zero-length dim, one -1 is inferred.
 
-    Dynamic dims among those `copied` use TensorRT's 0 (copy); one other dynamic dim is inferred (-1).
-    A literal 0 in `shape` is a zero-length dim: then zero_is_placeholder is off and nothing is copied.
+    The first `copied` sizes are the input's own dims, where a -1 is a dynamic dim (as ITensor.shape reports
+    it), copied with TensorRT's 0; one other -1 is inferred. A literal 0 turns zero_is_placeholder off, so then
+    nothing is copied. Sizes known only at run time (runtime ints) reshape through a shape tensor.
     """
-    literal_zero = 0 in shape
-    dims = [0 if d == -1 and i < copied and not literal_zero else d for i, d in enumerate(shape)]
+    if any(is_runtime(ctx, size) for size in sizes):
+        return reshape_to_shape_tensor(ctx, tensor, sizes)
+    literal_zero = 0 in sizes
+    dims = [0 if d == -1 and i < copied and not literal_zero else d for i, d in enumerate(sizes)]
     if dims.count(-1) > 1:
-        raise NotImplementedError(f"reshaping {tuple(tensor.shape)} to {tuple(shape)} needs more than one dynamic "
+        raise NotImplementedError(f"reshaping {tuple(tensor.shape)} to {tuple(sizes)} needs more than one dynamic "
                                   "dim inferred")
     layer = ctx.net.add_shuffle(tensor)
     layer.reshape_dims = tuple(dims)
@@ -138,7 +141,7 @@ def unsqueeze(ctx, tensor, dim):
     shape = list(tensor.shape)
     if shape[dim:].count(-1) > 1:  # dynamic dims past `dim` move: copy them all
         return insert_unit_dims(ctx, tensor, [dim])
-    return reshape_to(ctx, tensor, shape[:dim] + [1] + shape[dim:], copied=dim)
+    return reshape_torch_sizes(ctx, tensor, shape[:dim] + [1] + shape[dim:], copied=dim)
 
 
 def linspace(ctx, length, start, step):
@@ -160,24 +163,12 @@ def triangle_mask(ctx, rows, columns, diagonal, lower, rank_):
     if not any(is_runtime(ctx, n) for n in (rows, columns)):
         mask = (torch.tril if lower else torch.triu)(torch.ones(rows, columns, dtype=torch.bool), diagonal)
         return ctx.constant(mask.reshape(lead + (rows, columns)))
-    row = reshape(ctx, linspace(ctx, rows, 0, 1), lead + (-1, 1))
-    column = reshape(ctx, linspace(ctx, columns, 0, 1), lead + (1, -1))
+    row = reshape_trt_dims(ctx, linspace(ctx, rows, 0, 1), lead + (-1, 1))
+    column = reshape_trt_dims(ctx, linspace(ctx, columns, 0, 1), lead + (1, -1))
     offset = ctx.net.add_elementwise(column, row, ctx.trt.ElementWiseOperation.SUB).get_output(0)
     operation = ctx.trt.ElementWiseOperation.LESS if lower else ctx.trt.ElementWiseOperation.GREATER
     bound = ctx.constant(torch.full((1,) * rank_, diagonal + 1 if lower else diagonal - 1, dtype=torch.int64))
     return ctx.net.add_elementwise(offset, bound, operation).get_output(0)
-
-
-def scalar_type(code):
-    """The torch dtype of a TorchScript ScalarType code (how `dtype=` arguments arrive), None for None."""
-    from ..conversion.evaluators.prim import SCALAR_TYPE_CODES  # the one code table, kept beside prim::dtype
-
-    if code is None:
-        return None
-    for dtype, known in SCALAR_TYPE_CODES.items():
-        if known == code:
-            return dtype
-    raise TypeError(f"ScalarType code {code} has no supported torch dtype")
 
 
 def constant_weights(arg):

@@ -2,7 +2,7 @@
 built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import cast, dtype_of, elementwise, normalize_dim, rank, reshape
+from ._helpers import cast, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
@@ -154,7 +154,7 @@ def prelu(ctx, node, args):
     if rank(weight) != 1:
         raise ValueError(f"prelu weight must be 1-D (one slope, or one per channel), got rank {rank(weight)}")
     if rank(x) >= 2 and tuple(weight.shape) != (1,):
-        weight = reshape(ctx, weight, (1, -1) + (1,) * (rank(x) - 2))  # channels are dim 1
+        weight = reshape_trt_dims(ctx, weight, (1, -1) + (1,) * (rank(x) - 2))  # channels are dim 1
     positive = elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.GREATER, dtype_of(ctx, x))
     slope = _multiply(ctx, x, cast(ctx, weight, dtype_of(ctx, x)))
     return ctx.set_output(node, ctx.net.add_select(positive, x, slope))

@@ -13,9 +13,9 @@ import torch
 
 from ..conversion.registry import converter
 from ..conversion.shape_tensors import dim_size
-from ._helpers import broadcast_pair, cast, dtype_of, elementwise, rank, reshape_to, triangle_mask, unsqueeze_to_rank
-
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
+from ..targets.dtypes import FLOAT_DTYPES
+from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, rank, reshape_torch_sizes, triangle_mask,
+                       unsqueeze_to_rank)
 
 
 def _without_dropout(node, settings):
@@ -33,10 +33,11 @@ def _repeat_heads(ctx, tensor, groups):
     """[..., H, S, E] -> [..., H * groups, S, E], each head repeated `groups` times in a row (repeat_interleave)."""
     shape = list(tensor.shape)
     heads = _static(shape[-3], "the key/value head count of grouped-query attention")
-    split = reshape_to(ctx, tensor, shape[:-2] + [1] + shape[-2:], copied=len(shape) - 2)
+    split = reshape_torch_sizes(ctx, tensor, shape[:-2] + [1] + shape[-2:], copied=len(shape) - 2)
     layer = ctx.net.add_slice(split, (0,), (groups,), (0,))  # stride 0 reads the one copy `groups` times
     layer.axes = (len(shape) - 2,)
-    return reshape_to(ctx, layer.get_output(0), shape[:-3] + [heads * groups] + shape[-2:], copied=len(shape) - 3)
+    merged = shape[:-3] + [heads * groups] + shape[-2:]
+    return reshape_torch_sizes(ctx, layer.get_output(0), merged, copied=len(shape) - 3)
 
 
 def _causal_mask(ctx, scores):
@@ -76,7 +77,7 @@ def scaled_dot_product_attention(ctx, node, args):
     """softmax(query @ key^T * scale + mask) @ value, in the query's dtype."""
     query, key, value = (args[name].itensor() for name in ("query", "key", "value"))
     dtype = dtype_of(ctx, query)
-    if dtype not in _FLOAT or {dtype_of(ctx, key), dtype_of(ctx, value)} != {dtype}:
+    if dtype not in FLOAT_DTYPES or {dtype_of(ctx, key), dtype_of(ctx, value)} != {dtype}:
         raise ValueError(f"attention needs query, key and value of one float dtype, got {dtype}, "
                          f"{dtype_of(ctx, key)} and {dtype_of(ctx, value)}")
     if args["is_causal"].to_bool() and not args["attn_mask"].is_none():

@@ -1,10 +1,10 @@
-"""Creation and casting converters: zeros/ones/full (and _like, new_), arange, aten::to, type_as, tril/triu.
+"""Creation and casting converters: zeros/ones/full (and _like, new_), arange, tensor, aten::to, type_as, tril/triu.
 
 Created tensors of sizes known at build are constants. Sizes known only at run time (of dynamic dims)
 make them in the engine: a filled tensor is a one-element constant broadcast by a stride-0 slice of that
-size, an arange is a LINSPACE fill, a triangle's mask compares two aranges. Their `device=` is the
-engine's (every tensor of an engine lives there). `aten::to` only casts: it converts when its device is
-the engine's own.
+size, an arange is a LINSPACE fill, a `torch.tensor` of sizes is their shape tensor, a triangle's mask
+compares two aranges. Their `device=` is the engine's (every tensor of an engine lives there).
+`aten::to` only casts, and `aten::tensor` only creates: each converts when its device is the engine's own.
 """
 
 import torch
@@ -13,7 +13,8 @@ from ..conversion import shape_tensors
 from ..conversion.args import Arg
 from ..conversion.evaluators import device  # noqa: F401  (registers prim::device, which scripted creation uses)
 from ..conversion.registry import converter
-from ._helpers import cast, dtype_of, linspace, rank, scalar_type, triangle_mask
+from ..targets.dtypes import scalar_type
+from ._helpers import cast, dtype_of, linspace, rank, triangle_mask
 
 # Casts TensorRT can do inside a network: float64 has no TensorRT type, int8 needs Q/DQ, uint8 is IO-only.
 _CASTABLE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool)
@@ -148,6 +149,31 @@ def arange_start(ctx, node, args):
 def arange_start_step(ctx, node, args):
     """torch.arange(start, end, step)."""
     return _arange(ctx, node, args, args["start"].value, args["end"].value, args["step"].value)
+
+
+def _tensor_supported(node, settings):
+    """torch.tensor(data) converts on the engine's device (see _stays_on_device) and without requires_grad."""
+    return _stays_on_device(node, settings) and node.namedInput("requires_grad").toIValue() is False
+
+
+_TENSOR = "*, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor"
+
+
+@converter(f"aten::tensor.int(int t, {_TENSOR}", supports=_tensor_supported)
+@converter(f"aten::tensor.float(float t, {_TENSOR}", supports=_tensor_supported)
+@converter(f"aten::tensor.bool(bool t, {_TENSOR}", supports=_tensor_supported)
+@converter(f"aten::tensor(t[] data, {_TENSOR}", supports=_tensor_supported)
+def tensor(ctx, node, args):
+    """torch.tensor(data) of compile-time numbers (a constant), or of ints and runtime ints (their shape tensor)."""
+    data, dtype = args[0].value, _dtype_arg(args, None)
+    if shape_tensors.is_runtime(ctx, data):
+        return _cast_to(ctx, node, shape_tensors.as_int64(ctx, data), dtype)
+    if not isinstance(data, (list, tuple)) or not any(shape_tensors.is_runtime(ctx, v) for v in data):
+        values = torch.tensor(data, dtype=dtype)
+        return _cast_to(ctx, node, ctx.constant(values), values.dtype)
+    if not all(isinstance(v, int) or shape_tensors.is_runtime(ctx, v) for v in data):
+        raise NotImplementedError(f"a torch.tensor of runtime sizes and non-ints: {data!r}")
+    return _cast_to(ctx, node, shape_tensors.shape_vector(ctx, data), dtype)
 
 
 def _cast_to(ctx, node, x, dtype):

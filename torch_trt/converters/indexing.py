@@ -13,9 +13,9 @@ import torch
 
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
-from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_to,
-                       to_itensor, unsqueeze_to_rank)
-from .select import static_size
+from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank,
+                       reshape_torch_sizes, to_itensor, unsqueeze_to_rank)
+from .slicing import static_size
 
 
 def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
@@ -127,7 +127,7 @@ def _index_tensor(ctx, arg, size):
 
 def _with_coordinate_axis(ctx, tensor):
     """`tensor` with a unit dim appended (the coordinate axis of a GatherND index)."""
-    return reshape_to(ctx, tensor, list(tensor.shape) + [1], copied=rank(tensor))
+    return reshape_torch_sizes(ctx, tensor, list(tensor.shape) + [1], copied=rank(tensor))
 
 
 @converter("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
@@ -257,10 +257,10 @@ def roll(ctx, node, args):
         if len(shifts) != 1:
             raise ValueError(f"roll without dims takes one shift, got {shifts}")
         shape = [static_size(x, d) for d in range(rank(x))]
-        flat = reshape_to(ctx, x, [-1])
+        flat = reshape_torch_sizes(ctx, x, [-1])
         size = static_size(flat, 0)
         rolled = _slice_axes(ctx, flat, (0,), ((-shifts[0]) % max(size, 1),), (size,), (1,), ctx.trt.SampleMode.WRAP)
-        return ctx.set_output(node, [reshape_to(ctx, rolled, shape)])
+        return ctx.set_output(node, [reshape_torch_sizes(ctx, rolled, shape)])
     if len(shifts) != len(dims):
         raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
     dims = [normalize_dim(d, rank(x)) for d in dims]
@@ -269,25 +269,30 @@ def roll(ctx, node, args):
     return ctx.set_output(node, [_slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP)])
 
 
-def _shuffle_pixels(ctx, x, split, order, merged):
-    """Reshape the last three dims to `split`, permute them by `order`, reshape them to `merged`."""
+def _pixel_sizes(x):
+    """(channels, height, width) of a pixel (un)shuffle input, which must be static: checked before their
+    divisibility, which a dynamic size (-1) would fail with a misleading message."""
     if rank(x) < 3:
         raise ValueError(f"pixel (un)shuffle needs an input of rank >= 3, got rank {rank(x)}")
+    if -1 in x.shape[-3:]:
+        raise NotImplementedError(f"pixel (un)shuffle of {tuple(x.shape)}: channels, height and width must be "
+                                  "static")
+    return tuple(x.shape[-3:])
+
+
+def _shuffle_pixels(ctx, x, split, order, merged):
+    """Reshape the last three dims to `split`, permute them by `order`, reshape them to `merged`."""
     lead = list(x.shape[:-3])
-    for size in x.shape[-3:]:
-        if size == -1:
-            raise NotImplementedError(f"pixel (un)shuffle of {tuple(x.shape)}: channels, height and width must be "
-                                      "static")
-    parts = reshape_to(ctx, x, lead + split, copied=len(lead))
+    parts = reshape_torch_sizes(ctx, x, lead + split, copied=len(lead))
     permuted = _transpose(ctx, parts, list(range(len(lead))) + [len(lead) + d for d in order])
-    return reshape_to(ctx, permuted, lead + merged, copied=len(lead))
+    return reshape_torch_sizes(ctx, permuted, lead + merged, copied=len(lead))
 
 
 @converter("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
 def pixel_shuffle(ctx, node, args):
     """[*, C*r*r, H, W] -> [*, C, H*r, W*r]."""
     x, r = args[0].itensor(), args["upscale_factor"].to_int()
-    channels, height, width = x.shape[-3:]
+    channels, height, width = _pixel_sizes(x)
     if r <= 0 or channels % (r * r):
         raise ValueError(f"pixel_shuffle needs channels ({channels}) divisible by upscale_factor² ({r}²)")
     c = channels // (r * r)
@@ -299,7 +304,7 @@ def pixel_shuffle(ctx, node, args):
 def pixel_unshuffle(ctx, node, args):
     """[*, C, H*r, W*r] -> [*, C*r*r, H, W]."""
     x, r = args[0].itensor(), args["downscale_factor"].to_int()
-    channels, height, width = x.shape[-3:]
+    channels, height, width = _pixel_sizes(x)
     if r <= 0 or height % r or width % r:
         raise ValueError(f"pixel_unshuffle needs height ({height}) and width ({width}) divisible by {r}")
     h, w = height // r, width // r

@@ -9,14 +9,14 @@ normalize in float32 between casts, as PyTorch computes their statistics.
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import axes_mask, cast, constant_weights, dtype_of, elementwise, host_weights, reshape
+from ._helpers import axes_mask, cast, constant_weights, dtype_of, elementwise, host_weights, reshape_trt_dims
 
 
 def _affine(ctx, arg, fill, shape, dtype, rank):
     """A weight/bias argument (`fill` when None) as an ITensor of `dtype` shaped [1, ..., 1, *shape] (rank dims)."""
     full_shape = [1] * (rank - len(shape)) + list(shape)
     if arg.is_itensor():
-        return reshape(ctx, cast(ctx, arg.itensor(), dtype), full_shape)
+        return reshape_trt_dims(ctx, cast(ctx, arg.itensor(), dtype), full_shape)
     value = torch.full(shape, fill) if arg.is_none() else arg.to_tensor()
     return ctx.constant(value.to(dtype).reshape(full_shape))
 
@@ -34,11 +34,11 @@ def _running_stats(ctx, node, args):
     weight, bias = (args[name].optional(constant_weights) for name in ("weight", "bias"))
     scale = (var + args["eps"].to_float()).rsqrt() * (1.0 if weight is None else weight.double())
     shift = (0.0 if bias is None else bias.double()) - mean * scale
-    view = x if rank >= 4 else reshape(ctx, x, (0,) * rank + (1,) * (4 - rank))  # the scale layer needs rank >= 4
+    view = x if rank >= 4 else reshape_trt_dims(ctx, x, (0,) * rank + (1,) * (4 - rank))  # scale takes rank >= 4
     layer = ctx.net.add_scale_nd(view, ctx.trt.ScaleMode.CHANNEL, host_weights(ctx, shift, dtype),
                                  host_weights(ctx, scale, dtype), None, 1)
     y = layer.get_output(0)
-    return ctx.set_output(node, [y if rank >= 4 else reshape(ctx, y, (0,) * rank)])
+    return ctx.set_output(node, [y if rank >= 4 else reshape_trt_dims(ctx, y, (0,) * rank)])
 
 
 @converter("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "

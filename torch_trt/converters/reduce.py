@@ -14,8 +14,9 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
-from ._helpers import (axes_mask, cast, dtype_of, elementwise, normalize_dim, rank, reshape, reshape_to,
-                       scalar_type)
+from ..targets.dtypes import FLOAT_DTYPES, INDEX_DTYPES, scalar_type
+from ._helpers import (axes_mask, cast, dtype_of, elementwise, normalize_dim, rank, reshape_torch_sizes,
+                       reshape_trt_dims)
 
 _REDUCE = {
     "aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor": "SUM",
@@ -29,7 +30,7 @@ _REDUCE = {
     "aten::max(Tensor self) -> Tensor": "MAX",
     "aten::min(Tensor self) -> Tensor": "MIN",
 }
-_REDUCIBLE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+_REDUCIBLE = FLOAT_DTYPES + INDEX_DTYPES
 
 
 def _result_dtype(ctx, x, op_name, dtype):
@@ -58,7 +59,7 @@ converter_table(_REDUCE, _reduction, "Reduce {} over the given dims (all when no
 # ---- reductions with indices: max/min over a dim, argmax/argmin, topk and sort, through ITopKLayer ----
 
 MAX_TOPK = 3840  # TensorRT's largest k
-_TOPK_TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+_TOPK_TYPES = FLOAT_DTYPES + INDEX_DTYPES
 
 
 def _topk(ctx, x, k, dim, largest):
@@ -79,7 +80,7 @@ def _topk(ctx, x, k, dim, largest):
 def _drop_dim(ctx, tensor, dim):
     """`tensor` without its size-1 dim `dim`."""
     shape = list(tensor.shape)
-    return reshape_to(ctx, tensor, shape[:dim] + shape[dim + 1:], copied=dim)
+    return reshape_torch_sizes(ctx, tensor, shape[:dim] + shape[dim + 1:], copied=dim)
 
 
 def _extreme_along(ctx, x, dim, keepdim, largest):
@@ -111,9 +112,9 @@ def _arg_extreme(ctx, node, args, largest):
     x, dim, keepdim = args[0].itensor(), args["dim"].optional(Arg.to_int), args["keepdim"].to_bool()
     if dim is not None:
         return ctx.set_output(node, [_extreme_along(ctx, x, dim, keepdim, largest)[1]])
-    flat = reshape(ctx, x, (-1,))  # no dim: the index into the flattened tensor
+    flat = reshape_trt_dims(ctx, x, (-1,))  # no dim: the index into the flattened tensor
     _, index = _topk(ctx, flat, 1, 0, largest)
-    return ctx.set_output(node, [reshape(ctx, index, (1,) * rank(x) if keepdim else ())])
+    return ctx.set_output(node, [reshape_trt_dims(ctx, index, (1,) * rank(x) if keepdim else ())])
 
 
 @converter("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
@@ -310,7 +311,7 @@ def cumsum(ctx, node, args):
         dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.int64)
     if rank(x) == 0:
         return ctx.set_output(node, [cast(ctx, x, dtype)])
-    if not hasattr(ctx.network, "add_cumulative"):  # TensorRT 10.3, the oldest supported, predates it
+    if not hasattr(ctx.net, "add_cumulative"):  # TensorRT 10.3, the oldest supported, predates it
         raise NotImplementedError("this TensorRT has no ICumulativeLayer; cumsum runs in PyTorch (a newer TensorRT "
                                   "converts it)")
     axis = ctx.constant(torch.tensor(normalize_dim(args["dim"].to_int(), rank(x)), dtype=torch.int32))

@@ -9,7 +9,8 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter_table
-from ._helpers import cast, elementwise, normalize_dim, rank, scalar_type
+from ..targets.dtypes import scalar_type
+from ._helpers import cast, elementwise, normalize_dim, rank
 
 
 def _input(ctx, args, dtype):

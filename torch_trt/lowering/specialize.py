@@ -20,7 +20,7 @@ Values computed from tensor data are never folded. Returns whether the graph cha
 
 import torch
 
-from ..conversion.evaluators.prim import SCALAR_TYPE_CODES
+from ..targets.dtypes import SCALAR_TYPE_CODES
 from . import builtin
 from .passes.fold_constant_regions import writes_in_place
 

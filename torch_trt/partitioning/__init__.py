@@ -11,12 +11,12 @@ UnsupportedOperatorError listing each node, its schema and why.
 from dataclasses import dataclass
 
 from ..errors import UnsupportedOperatorError, describe_node
+from ..targets.dtypes import TRUNCATED_DTYPES
 from .materialize import materialize
 from .report import PartitionReport, build_report
 from .segment import Segment, SegmentKind, extract_graph
 from .segmenter import segment_graph
 from .shape_analysis import analyze
-from .support import TRUNCATED_DTYPES
 
 
 @dataclass
@@ -34,17 +34,17 @@ def partition(graph, settings, input_specs, device, examples=None, refused=None)
     `refused` maps nodes that conversion or an engine build refused to their Reason: they run in PyTorch.
     """
     infos = analyze(graph, input_specs, device, examples)
-    plan = segment_graph(graph, settings, infos, refused or {})
+    placement = segment_graph(graph, settings, infos, refused or {})
     if settings.require_full_compilation:
-        reasons = [(describe_node(node), reason) for s in plan.segments for node, reason in s.reasons.items()]
+        reasons = [(describe_node(node), reason) for s in placement.segments for node, reason in s.reasons.items()]
         if reasons:
             raise UnsupportedOperatorError(reasons)
-    materialize(graph, plan, infos)
-    for segment in plan.segments:
+    materialize(graph, placement, infos)
+    for segment in placement.segments:
         segment.compute_boundary()
         if segment.kind == SegmentKind.ENGINE:
             _engine_io(segment, infos, settings)
-    return Partition(plan.segments, build_report(plan.segments, plan.glue, infos))
+    return Partition(placement.segments, build_report(placement.segments, placement.glue, infos))
 
 
 def _engine_io(segment, infos, settings):

@@ -1,4 +1,4 @@
-"""Make a Plan real in the graph: engines get their own copies of the glue they read, segments become contiguous.
+"""Make a Placement real in the graph: engines get their own copies of the glue they read, segments become contiguous.
 
 Stitching replaces an engine segment by one call placed after its last node, so no node outside
 the segment may sit between its first and last node. `materialize` (1) gives each engine
@@ -10,7 +10,7 @@ where it needs one. A value that is the same in every shape analysis run but rea
 a tensor the engine never receives becomes a constant holding what shape analysis saw (exact,
 as it derives from shapes that are the same in every run); one that varies reads the tensor,
 which enters the engine for its shape; (2) drops glue nothing reads any more; (3) moves the
-nodes into the plan's order: constants first, then each segment's nodes, each remaining glue
+nodes into the placement's order: constants first, then each segment's nodes, each remaining glue
 node just before its first reader or before a barrier it preceded.
 """
 
@@ -18,13 +18,13 @@ from .segment import SegmentKind, used_values
 from .support import is_tensor
 
 
-def materialize(graph, plan, infos):
-    """Rewrite `graph` so that each segment of `plan` is a contiguous run of nodes in execution order."""
-    for segment in plan.segments:
+def materialize(graph, placement, infos):
+    """Rewrite `graph` so that each segment of `placement` is a contiguous run of nodes in execution order."""
+    for segment in placement.segments:
         if segment.kind == SegmentKind.ENGINE:
-            _copy_glue(graph, segment, plan.rebuilt, infos)
-    plan.glue = _drop_unused(plan.glue)
-    _reorder(graph, plan)
+            _copy_glue(graph, segment, placement.rebuilt, infos)
+    placement.glue = _drop_unused(placement.glue)
+    _reorder(graph, placement)
 
 
 def _copy_glue(graph, segment, rebuilt, infos):
@@ -64,8 +64,8 @@ def _drop_unused(glue):
     return kept[::-1]
 
 
-def _reorder(graph, plan):
-    """Move every node of the top block into the plan's order (see the module docstring)."""
+def _reorder(graph, placement):
+    """Move every node of the top block into the placement's order (see the module docstring)."""
     nodes = list(graph.nodes())
     position = {node: index for index, node in enumerate(nodes)}
     constants = [node for node in nodes if node.kind() == "prim::Constant"]
@@ -74,7 +74,7 @@ def _reorder(graph, plan):
         if movable:
             constant.moveBefore(movable[0])
     end = graph.return_node()
-    glue, emitted = set(plan.glue), set()
+    glue, emitted = set(placement.glue), set()
 
     def emit(node):
         for value in used_values(node):
@@ -83,13 +83,13 @@ def _reorder(graph, plan):
         node.moveBefore(end)
         emitted.add(node)
 
-    for segment in plan.segments:
+    for segment in placement.segments:
         for node in segment.nodes:
-            if node in plan.barriers and segment.kind == SegmentKind.TORCH:
-                for earlier in plan.glue:  # glue read before a write or a side effect still runs before it
+            if node in placement.barriers and segment.kind == SegmentKind.TORCH:
+                for earlier in placement.glue:  # glue read before a write or a side effect still runs before it
                     if position[earlier] < position[node] and earlier not in emitted:
                         emit(earlier)
             emit(node)
-    for node in plan.glue:  # what only the graph's outputs read, in graph order
+    for node in placement.glue:  # what only the graph's outputs read, in graph order
         if node not in emitted:
             emit(node)

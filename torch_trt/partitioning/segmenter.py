@@ -33,7 +33,7 @@ _SIDE_EFFECTS = {"prim::Print", "prim::RaiseException", "aten::warn", "prim::Set
 
 
 @dataclass
-class Plan:
+class Placement:
     """The segments in execution order, the glue nodes (graph order), which glue engines rebuild, and the barriers."""
 
     segments: list
@@ -58,7 +58,7 @@ class _Facts:
 
 
 def segment_graph(graph, settings, infos, refused):
-    """The Plan for `graph`: every placed node in exactly one segment, segments in a valid order.
+    """The Placement of `graph`'s nodes: every placed node in exactly one segment, segments in a valid order.
 
     `refused` maps nodes that conversion or an engine build refused to their Reason: they run in PyTorch.
     """
@@ -81,7 +81,7 @@ def segment_graph(graph, settings, infos, refused):
         forced.update(demoted)
     segments = [Segment(kind, run, reasons={n: reasons[n] for n in run} if kind == TORCH else {})
                 for kind, run in runs]
-    return Plan(segments, glue, rebuilt, barriers)
+    return Placement(segments, glue, rebuilt, barriers)
 
 
 def _is_barrier(node):

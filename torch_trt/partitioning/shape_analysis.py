@@ -21,13 +21,12 @@ import torch
 
 from .._input import Input
 from ..errors import TorchTRTError
-from ..conversion.evaluators.prim import SCALAR_TYPE_CODES
+from ..targets.dtypes import scalar_type
 from .support import is_tensor
 
 logger = logging.getLogger(__name__)
 
 FILLS = ("random", "ones", "zeros")
-_DTYPES = {code: dtype for dtype, code in SCALAR_TYPE_CODES.items()}
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,7 @@ class TensorInfo:
     max_shape: tuple
     dtype: torch.dtype
     problem: str = ""  # why no engine profile can describe it, or ""
+    shape_fixed_by_inputs: bool = True  # False when its rank or dims follow the data, not the input shapes
 
     def spec(self, dtype=None):
         """The Input an engine taking this tensor is built for (in `dtype` when narrowed)."""
@@ -72,11 +72,11 @@ def analyze(graph, input_specs, device, examples=None):
     function = torch._C._create_function_from_graph("torch_trt_shape_analysis", copy)
     dynamic = any(spec.is_dynamic for spec in input_specs)
     varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
-    plan = [("opt", examples, True)] + varied + [("opt", None, False)]
+    runs_to_try = [("opt", examples, True)] + varied + [("opt", None, False)]
     runs = []
     with torch.no_grad(), torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
-        for which, given, required in plan:
+        for which, given, required in runs_to_try:
             run = _run(function, kinds, input_specs, which, given, device, required)
             if run is not None:
                 runs.append(run)
@@ -106,7 +106,7 @@ def _run(function, kinds, input_specs, which, given, device, required):
             continue
         outputs, values = iter(outputs), []
         for tensor in kinds:
-            values.append((tuple(next(outputs)), _DTYPES[next(outputs)]) if tensor else next(outputs))
+            values.append((tuple(next(outputs)), scalar_type(next(outputs))) if tensor else next(outputs))
         return [tuple(t.shape) for t in inputs], values
     if required:
         raise TorchTRTError(f"shape analysis could not run the lowered graph on {which}-shape example inputs made "
@@ -183,13 +183,15 @@ def _info(value, index, runs):
     shapes = [outputs[index][0] for _, outputs in runs]
     dtype = runs[0][1][index][1]
     if len({len(shape) for shape in shapes}) != 1:
-        return TensorInfo(shapes[0], shapes[0], shapes[0], dtype, f"changes rank between example runs ({shapes})")
+        return TensorInfo(shapes[0], shapes[0], shapes[0], dtype, f"changes rank between example runs ({shapes})",
+                          shape_fixed_by_inputs=False)
     low, high = tuple(map(min, zip(*shapes))), tuple(map(max, zip(*shapes)))
     problem, first_seen = "", {}
     for (inputs, _), shape in zip(runs, shapes):
         seen = first_seen.setdefault(tuple(inputs), shape)
         if seen != shape:
             problem = f"has a data-dependent shape ({seen} and {shape} for inputs of one shape)"
-    if not problem and 0 in low:
+    fixed = not problem
+    if fixed and 0 in low:
         problem = f"is empty in an example run (shape {low}); an engine profile needs dims >= 1"
-    return TensorInfo(low, shapes[0], high, dtype, problem)
+    return TensorInfo(low, shapes[0], high, dtype, problem, fixed)

@@ -6,16 +6,9 @@ shape analysis know: control flow, in-place mutation, tensor dtypes and data-dep
 Each answer is None (the node may run in an engine) or a Reason with a code for the report.
 """
 
-import torch
-
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
-
-# Tensor dtypes engines compute in. int64 is a native IO and compute type of TensorRT 10+, so it enters
-# engines as it is; float64 does not, unless truncate_long_and_double narrows it (and int64) at the boundary.
-ENGINE_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int8, torch.uint8,
-                 torch.bool}
-TRUNCATED_DTYPES = {torch.int64: torch.int32, torch.float64: torch.float32}
+from ..targets.dtypes import ENGINE_DTYPES, TRUNCATED_DTYPES
 
 
 def op_names(node):
@@ -112,7 +105,7 @@ def _registries(node, settings, facts):
 
 
 def _dtypes(node, settings, facts):
-    allowed = ENGINE_DTYPES | (set(TRUNCATED_DTYPES) if settings.truncate_long_and_double else set())
+    allowed = set(ENGINE_DTYPES) | (set(TRUNCATED_DTYPES) if settings.truncate_long_and_double else set())
     for value in list(node.inputs()) + list(node.outputs()):
         info = facts.info(value)
         if info is not None and info.dtype not in allowed:
@@ -122,8 +115,14 @@ def _dtypes(node, settings, facts):
 
 
 def _shapes(node, settings, facts):
+    """Refuse a node reading a tensor no engine profile describes, or making one whose rank or dims the data decides
+    (an engine's outputs have the shapes its inputs fix)."""
     for value in node.inputs():
         info = facts.info(value)
         if info is not None and info.problem:
             return Reason(Code.SHAPE, f"input %{value.debugName()} {info.problem}")
+    for value in node.outputs():
+        info = facts.info(value)
+        if info is not None and not info.shape_fixed_by_inputs:
+            return Reason(Code.SHAPE, f"output %{value.debugName()} {info.problem}")
     return None

@@ -27,9 +27,9 @@ import weakref
 
 import torch
 
-from ..conversion.context import torch_dtype
 from ..errors import EngineIOError
 from ..targets import device_guard, resolve_target
+from ..targets.dtypes import torch_dtype
 from ..targets.target_logger import target_logger
 from .cuda_graphs import GraphedCalls
 

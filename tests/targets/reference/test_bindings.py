@@ -1,6 +1,6 @@
 """The reference behaves like TensorRT's pybind11 bindings: enums, implicit Dims/Weights conversions, and
-failures reported the way TensorRT reports them (None, False, -1 or an exception, per the manifest and §1
-of the API reference)."""
+failures reported the way TensorRT reports them (None, False, -1 or an exception, per the vendored manifest,
+torch_trt/targets/tensorrt_api.json, and TensorRT's Python API documentation)."""
 
 import gc
 

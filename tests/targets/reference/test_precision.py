@@ -53,8 +53,8 @@ def test_builder_config_has_no_calibration(name):
 
 def test_conversion_creates_strongly_typed_networks():
     ctx = ConversionCtx(trt, trt.Builder(target_logger(trt)), CompileSettings(target="reference"))
-    assert ctx.network.get_flag(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
-    assert ctx.network.flags == 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
+    assert ctx.net.get_flag(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
+    assert ctx.net.flags == 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
 
 
 class _TwoSums(torch.nn.Module):

@@ -4,7 +4,7 @@ import functools
 
 import torch
 
-from ..context import torch_dtype
+from ...targets.dtypes import SCALAR_TYPE_CODES, torch_dtype
 from ..registry import evaluator
 from ..shape_tensors import arithmetic
 
@@ -69,7 +69,3 @@ def minimum(ctx, node, args):
 @evaluator("prim::max")
 def maximum(ctx, node, args):
     return _extremum(ctx, args, "MAX")
-
-
-SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
-                      torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}

@@ -1,25 +1,32 @@
 """Turn traced size arithmetic back into int arithmetic.
 
 A trace records `x.size(0) * heads` as `aten::mul(prim::NumToTensor(size), heads)` on 0-dim tensors,
-read back with `aten::Int`. As tensor ops they would look like a read of tensor data to partitioning
-(and cut the graph at every reshape); as ints they are compile-time values the evaluators compute.
-Only sizes, int constants and +, -, *, % and division by a positive constant are rewritten (trunc
-division only of a non-negative value, where it equals floor division).
+read back with `aten::Int` (an int argument), `aten::ScalarImplicit` (a Scalar one, as arange's bounds) or
+`aten::Float`. As tensor ops they would look like a read of tensor data to partitioning (and cut the graph at
+every reshape); as ints they are compile-time values the evaluators compute. Only sizes, int constants and
++, -, unary -, *, % and division by a positive constant are rewritten (trunc division only of a non-negative
+value, where it equals floor division); a read of any other tensor keeps reading tensor data.
 """
 
 import torch
 
 _ARITHMETIC = {"aten::add": "aten::add", "aten::sub": "aten::sub", "aten::rsub": "aten::sub", "aten::mul": "aten::mul",
-               "aten::floor_divide": "aten::floordiv", "aten::div": "aten::floordiv",
+               "aten::neg": "aten::neg", "aten::floor_divide": "aten::floordiv", "aten::div": "aten::floordiv",
                "aten::remainder": "aten::remainder"}  # torch.remainder and TorchScript's int % both take the
 # divisor's sign
+_READS = ("aten::Int", "aten::ScalarImplicit", "aten::Float")  # an int is a Scalar; aten::Float converts it
 
 
 def fold_traced_sizes(graph):
-    """Replace each aten::Int of size arithmetic on 0-dim tensors by the same arithmetic on ints."""
-    for node in graph.findAllNodes("aten::Int", False):
+    """Replace each read of size arithmetic on 0-dim tensors by the same arithmetic on ints."""
+    reads = [node for kind in _READS for node in graph.findAllNodes(kind, False)]
+    for node in reads:
+        if node.inputsAt(0).type().kind() != "TensorType":
+            continue
         with graph.insert_point_guard(node):
             value = _as_int(graph, node.inputsAt(0))
+            if value is not None and node.kind() == "aten::Float":
+                value = _insert(graph, "aten::Float", [value], torch._C.FloatType.get())
         if value is not None:
             node.output().replaceAllUsesWith(value)
     torch._C._jit_pass_dce(graph)
@@ -47,10 +54,14 @@ def _as_int(graph, value):
     if _ARITHMETIC[node.kind()] == "aten::floordiv" and not (_positive_constant(operands[1])
                                                              and (_rounds_down(node) or _nonnegative(operands[0]))):
         return None
-    result = graph.create(_ARITHMETIC[node.kind()], operands)
-    result.output().setType(torch._C.IntType.get())
-    graph.insertNode(result)
-    return result.output()
+    return _insert(graph, _ARITHMETIC[node.kind()], operands, torch._C.IntType.get())
+
+
+def _insert(graph, kind, operands, result_type):
+    """A new `kind` node of `operands` at the insert point; its output, typed `result_type`."""
+    node = graph.insertNode(graph.create(kind, operands))
+    node.output().setType(result_type)
+    return node.output()
 
 
 def _plain(node):

@@ -14,7 +14,7 @@ import torch
 
 from . import enums
 from .network import dependency_order
-from .types import TORCH_DTYPE, Dims, Permutation, Weights
+from .types import Dims, Permutation, Weights
 
 FORMAT = "torch_trt.reference.plan"
 VERSION = 1
@@ -112,8 +112,4 @@ def restore_layer(layer_classes, record, tensors):
     return layer
 
 
-def torch_dtype(name):
-    return TORCH_DTYPE[getattr(enums.DataType, name)]
-
-
-__all__ = ["PlanError", "serialize", "deserialize", "restore_layer", "torch_dtype", "Weights"]
+__all__ = ["PlanError", "serialize", "deserialize", "restore_layer", "Weights"]

@@ -1,22 +1,15 @@
-"""Dims, Permutation, Weights, IHostMemory and the DataType <-> torch/numpy tables."""
+"""Dims, Permutation, Weights, IHostMemory, and the DataType <-> torch/numpy tables built from ..dtypes."""
 
 import numpy as np
 import torch
 
+from ..dtypes import DATATYPE_NAMES, NUMPY_TYPES
 from .enums import DataType
 
-TORCH_DTYPE = {
-    DataType.FLOAT: torch.float32, DataType.HALF: torch.float16, DataType.BF16: torch.bfloat16,
-    DataType.INT8: torch.int8, DataType.INT32: torch.int32, DataType.INT64: torch.int64,
-    DataType.BOOL: torch.bool, DataType.UINT8: torch.uint8, DataType.FP8: torch.float8_e4m3fn,
-}
-TRT_DTYPE = {torch_dtype: trt_dtype for trt_dtype, torch_dtype in TORCH_DTYPE.items()}
-_NUMPY_DTYPE = {
-    DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
-    DataType.INT32: np.int32, DataType.INT64: np.int64, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8,
-}
-_ITEMSIZE = {DataType.FLOAT: 4, DataType.HALF: 2, DataType.BF16: 2, DataType.INT8: 1, DataType.INT32: 4,
-             DataType.INT64: 8, DataType.BOOL: 1, DataType.UINT8: 1, DataType.FP8: 1}
+TORCH_DTYPE = {getattr(DataType, name): dtype for dtype, name in DATATYPE_NAMES.items()}
+TRT_DTYPE = {dtype: datatype for datatype, dtype in TORCH_DTYPE.items()}
+_NUMPY_DTYPE = {TRT_DTYPE[dtype]: numpy_type for dtype, numpy_type in NUMPY_TYPES.items()}
+_ITEMSIZE = {datatype: dtype.itemsize for datatype, dtype in TORCH_DTYPE.items()}
 DataType.itemsize = property(lambda member: _ITEMSIZE.get(member))
 
 

@@ -3,10 +3,10 @@
 import torch
 import torch.nn.functional as F
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import ActivationType, LayerType
 from ..network import ILayer, check, network_method
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 # NvInfer.h (IActivationLayer): "Int32 and Int64 are valid only for kRELU"; int8 is a quantized type (Q/DQ only).
 _INTEGER_RELU = (torch.int32, torch.int64)
 
@@ -36,7 +36,7 @@ class IActivationLayer(ILayer):
     type = property(lambda self: self._activation, lambda self, value: self.__setattr__("_activation", value))
 
     def _check(self, inputs):
-        accepted = _FLOAT + _INTEGER_RELU if self._activation == ActivationType.RELU else _FLOAT
+        accepted = FLOAT_DTYPES + _INTEGER_RELU if self._activation == ActivationType.RELU else FLOAT_DTYPES
         check(inputs[0].dtype in accepted, f"activation {self._activation.name} needs a float input"
               f"{' (or INT32/INT64)' if self._activation == ActivationType.RELU else ''}, got {inputs[0].dtype}")
 

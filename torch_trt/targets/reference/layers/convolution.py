@@ -7,14 +7,13 @@ padding-mode arithmetic here (window_padding, WindowedLayer) is shared with pool
 
 import math
 
-import torch
 import torch.nn.functional as F
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType, PaddingMode
 from ..network import ILayer, check, check_deferred, network_method
 from ..types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims, to_weights
 
-FLOAT_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 _SAME = (PaddingMode.SAME_UPPER, PaddingMode.SAME_LOWER)
 
 
@@ -72,7 +71,7 @@ class WindowedLayer:
         kind, n = type(self).__name__, len(getattr(self, self._window))
         check(n in (2, 3), f"{kind} is 2-D or 3-D only, but {self._window} has {n} entries")
         check(x.dim() == n + 2, f"a {n}-D {kind} needs a rank-{n + 2} input, got rank {x.dim()}")
-        check(x.dtype in FLOAT_TYPES, f"{kind} needs a FLOAT, HALF or BF16 input, got {TRT_DTYPE[x.dtype].name}; "
+        check(x.dtype in FLOAT_DTYPES, f"{kind} needs a FLOAT, HALF or BF16 input, got {TRT_DTYPE[x.dtype].name}; "
               "add_cast it first")
         for name in self._dims_attributes:
             check(len(getattr(self, name)) == n, f"{name} {tuple(getattr(self, name))} must have {n} entries")

@@ -6,11 +6,12 @@ IConstantLayer that produces it and records it in `_axis`, which the plan carrie
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ..enums import CumulativeOperation, LayerType
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
 
-_ACCEPTED = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+_ACCEPTED = FLOAT_DTYPES + INDEX_DTYPES
 
 
 class ICumulativeLayer(ILayer):
@@ -21,7 +22,7 @@ class ICumulativeLayer(ILayer):
         x, axis = inputs
         check(x.dtype in _ACCEPTED, f"cumulative does not accept {x.dtype} input; insert a cast")
         check(x.dim() >= 1, "cumulative needs an input of rank >= 1")
-        check(axis.dtype in (torch.int32, torch.int64) and axis.dim() == 0,
+        check(axis.dtype in INDEX_DTYPES and axis.dim() == 0,
               f"cumulative axis must be a 0-D INT32/INT64 tensor, got {axis.dtype} of shape {tuple(axis.shape)}")
         producer = self._inputs[1]._producer
         check(isinstance(producer, IConstantLayer), "cumulative axis must be the output of an IConstantLayer (a "

@@ -13,10 +13,10 @@ from collections import Counter
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType
 from ..network import ILayer, check, network_method
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 _MAX_INPUTS = 2
 
 
@@ -59,7 +59,7 @@ class IEinsumLayer(ILayer):
         check(1 <= len(inputs) <= _MAX_INPUTS, f"einsum takes one or two inputs, got {len(inputs)}")
         dtypes = [t.dtype for t in inputs]
         check(len(set(dtypes)) == 1, f"einsum inputs must have the same dtype, got {dtypes}; insert a cast")
-        check(dtypes[0] in _FLOAT, f"einsum needs FLOAT, HALF or BF16 inputs, got {dtypes[0]}; insert a cast")
+        check(dtypes[0] in FLOAT_DTYPES, f"einsum needs FLOAT, HALF or BF16 inputs, got {dtypes[0]}; insert a cast")
         terms, _ = parse_equation(self.equation)
         check(len(terms) == len(inputs), f"einsum equation {self.equation!r} has {len(terms)} input terms for "
               f"{len(inputs)} inputs")

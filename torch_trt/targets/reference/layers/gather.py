@@ -9,12 +9,12 @@ does), so a gather never waits for the device and its engine can be captured in 
 
 import torch
 
+from ...dtypes import INDEX_DTYPES
 from ..enums import GatherMode, LayerType
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
 from .shape import keeps_values
 
-_INDEX_TYPES = (torch.int32, torch.int64)
 # Data types TensorRT's gather accepts (no UINT8).
 _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float8_e4m3fn, torch.float16, torch.float32,
           torch.bfloat16)
@@ -68,7 +68,7 @@ class IGatherLayer(ILayer):
 
     def _check(self, inputs):
         data, indices = inputs
-        check(indices.dtype in _INDEX_TYPES, f"gather indices must be INT32 or INT64, got {indices.dtype}")
+        check(indices.dtype in INDEX_DTYPES, f"gather indices must be INT32 or INT64, got {indices.dtype}")
         check(data.dtype in _TYPES, f"gather does not accept {data.dtype} data")
         check(isinstance(self.mode, GatherMode), f"gather mode must be a GatherMode, got {self.mode!r}")
         rules = {GatherMode.DEFAULT: self._check_default, GatherMode.ELEMENT: self._check_element,

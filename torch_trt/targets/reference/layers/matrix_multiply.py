@@ -2,10 +2,9 @@
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType, MatrixOperation as Op
 from ..network import ILayer, check, network_method
-
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _describe(tensor, op):
@@ -45,7 +44,7 @@ class IMatrixMultiplyLayer(ILayer):
         a, b = inputs
         check(a.dtype == b.dtype, f"matrix multiply inputs must have the same dtype, got {a.dtype} and {b.dtype}; "
               "insert a cast")
-        check(a.dtype in _FLOAT, f"matrix multiply needs float inputs, got {a.dtype}; insert a cast")
+        check(a.dtype in FLOAT_DTYPES, f"matrix multiply needs float inputs, got {a.dtype}; insert a cast")
         batch_a, batch_b = _batch(a, self.op0), _batch(b, self.op1)
         shapes = f"{_describe(a, self.op0)} and {_describe(b, self.op1)}"
         check(len(batch_a) == len(batch_b), f"matrix multiply operands {shapes} have different numbers of batch "

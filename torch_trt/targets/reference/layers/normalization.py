@@ -8,11 +8,10 @@ takes them per channel ([1, C, 1, ...]).
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType
 from ..network import ILayer, check, check_deferred, network_method
 from .reduce import axes_from_mask
-
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _check_groups(x, groups, axes):
@@ -71,7 +70,7 @@ class INormalizationLayer(ILayer):
 
     def _check(self, inputs):
         x, scale, bias = inputs
-        check(x.dtype in _FLOAT, f"normalization needs a float input, got {x.dtype}; insert a cast")
+        check(x.dtype in FLOAT_DTYPES, f"normalization needs a float input, got {x.dtype}; insert a cast")
         axes_from_mask(self.axes, x.dim(), "normalization")
         check(self.num_groups >= 1, f"normalization num_groups must be >= 1, got {self.num_groups}")
         if self.num_groups > 1:

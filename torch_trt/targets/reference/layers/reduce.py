@@ -2,12 +2,13 @@
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ..enums import LayerType, ReduceOperation as Op
 from ..network import ILayer, check, network_method
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
-# Float data and INT32/INT64 shape arithmetic (§3); BOOL, UINT8, INT8 and FP8 are refused.
-_ACCEPTED = _FLOAT + (torch.int32, torch.int64)
+# Float data and INT32/INT64 shape arithmetic (TensorRT's C++ API reference: IReduceLayer, and ReduceOperation's
+# table of results per type); BOOL, UINT8, INT8 and FP8 are refused.
+_ACCEPTED = FLOAT_DTYPES + INDEX_DTYPES
 
 
 def axes_from_mask(axes, rank, kind):
@@ -38,7 +39,7 @@ class IReduceLayer(ILayer):
         check(self.op in _OPS, f"reduce op {self.op.name} is not a reduction (it only serves add_dist_collective)")
         check(x.dtype in _ACCEPTED, f"reduce {self.op.name} does not accept {x.dtype} input; insert a cast")
         if self.op == Op.AVG:
-            check(x.dtype in _FLOAT, f"reduce AVG needs a float input, got {x.dtype}; insert a cast")
+            check(x.dtype in FLOAT_DTYPES, f"reduce AVG needs a float input, got {x.dtype}; insert a cast")
         axes_from_mask(self.axes, x.dim(), "reduce")
 
     def _compute(self, inputs, weights):

@@ -13,12 +13,12 @@ import math
 import numpy as np
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import (InterpolationMode, LayerType, ResizeCoordinateTransformation, ResizeRoundMode,
                      ResizeSelector)
 from ..network import ILayer, check, network_method
 from ..types import to_dims
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 # How many innermost dims each mode may resize (NvInfer.h).
 _MAX_RESIZED_DIMS = {InterpolationMode.NEAREST: 3, InterpolationMode.LINEAR: 3, InterpolationMode.CUBIC: 2}
 
@@ -111,7 +111,7 @@ class IResizeLayer(ILayer):
         check(len(inputs) == 1 or inputs[1] is None,
               "resize with an output shape tensor (set_input(1)) is not supported by the reference yet; set shape "
               "or scales")
-        check(x.dtype in _FLOAT, f"resize needs a float input, got {x.dtype}; insert a cast")
+        check(x.dtype in FLOAT_DTYPES, f"resize needs a float input, got {x.dtype}; insert a cast")
         check(x.dim() >= 1, "resize needs an input of rank >= 1")
         check(self.shape is not None or self.scales is not None, "resize needs shape or scales")
         given = self.shape if self.shape is not None else self.scales

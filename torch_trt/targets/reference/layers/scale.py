@@ -4,11 +4,11 @@ import math
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType, ScaleMode as Mode
 from ..network import ILayer, ITensor, check, network_method
 from ..types import TORCH_DTYPE, to_weights
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 _WEIGHTS = ("shift", "scale", "power")
 
 
@@ -28,7 +28,7 @@ class IScaleLayer(ILayer):
 
     def _check(self, inputs):
         x = inputs[0]
-        check(x.dtype in _FLOAT, f"scale needs a float input, got {x.dtype}; insert a cast")
+        check(x.dtype in FLOAT_DTYPES, f"scale needs a float input, got {x.dtype}; insert a cast")
         check(x.dim() >= 4, f"scale needs an input of rank >= 4 (NvInfer.h), got {tuple(x.shape)}")
         check(0 <= self.channel_axis < x.dim(), f"scale channel_axis {self.channel_axis} is outside input "
               f"{tuple(x.shape)}")

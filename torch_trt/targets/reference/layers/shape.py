@@ -19,11 +19,11 @@ import torch
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.utils._pytree import tree_flatten, tree_map
 
+from ...dtypes import INDEX_DTYPES
 from ..enums import LayerType
 from ..network import ILayer, check, network_method
 
 SHAPE_TENSOR_VOLUME = 64  # TensorRT's limit on the elements of a shape tensor
-_INDEX_TYPES = (torch.int32, torch.int64)
 
 
 class KnownValues(torch.Tensor):
@@ -83,7 +83,7 @@ def keeps_values(compute):
 def check_shape_input(inputs, index, what):
     """TensorRT's rule for a shape input given by set_input: a 1-D INT32 or INT64 tensor."""
     tensor = inputs[index]
-    check(tensor.dim() == 1 and tensor.dtype in _INDEX_TYPES, f"{what} (input {index}) must be a 1-D INT32 or "
+    check(tensor.dim() == 1 and tensor.dtype in INDEX_DTYPES, f"{what} (input {index}) must be a 1-D INT32 or "
           f"INT64 shape tensor, got {tensor.dtype} of shape {tuple(tensor.shape)}")
 
 

@@ -2,11 +2,10 @@
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType
 from ..network import ILayer, ITensor, check, network_method
 from .reduce import axes_from_mask
-
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _default_axes(input):
@@ -21,7 +20,7 @@ class ISoftMaxLayer(ILayer):
 
     def _check(self, inputs):
         x = inputs[0]
-        check(x.dtype in _FLOAT, f"softmax needs a float input, got {x.dtype}; insert a cast")
+        check(x.dtype in FLOAT_DTYPES, f"softmax needs a float input, got {x.dtype}; insert a cast")
         dims = axes_from_mask(self.axes, x.dim(), "softmax")
         check(len(dims) == 1, f"softmax axes bitmask {bin(self.axes)} must have exactly one bit set")
 

@@ -2,13 +2,14 @@
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ..enums import DataType, LayerType, TopKOperation
 from ..network import ILayer, check, network_method
 from ..types import TORCH_DTYPE
 from .reduce import axes_from_mask
 
 MAX_K = 3840
-_ACCEPTED = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64)
+_ACCEPTED = FLOAT_DTYPES + INDEX_DTYPES
 
 
 class ITopKLayer(ILayer):

@@ -2,10 +2,10 @@
 
 import torch
 
+from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
 from ..enums import LayerType, UnaryOperation as Op
 from ..network import ILayer, check, network_method
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 _OPS = {
     Op.EXP: torch.exp, Op.LOG: torch.log, Op.SQRT: torch.sqrt, Op.RECIP: torch.reciprocal, Op.ABS: torch.abs,
     Op.NEG: torch.neg, Op.SIN: torch.sin, Op.COS: torch.cos, Op.TAN: torch.tan, Op.SINH: torch.sinh,
@@ -17,8 +17,8 @@ _OPS = {
 # Which input dtypes TensorRT accepts per operation; float-only unless listed (NEG, FLOOR, CEIL, ROUND included:
 # NvInfer.h IUnaryLayer; negate an integer as 0 - x, and integer rounding is the identity). int8 is a quantized
 # type, usable only between Q/DQ layers.
-_ACCEPTS = {Op.NOT: (torch.bool,), Op.ABS: _FLOAT + (torch.int32, torch.int64),
-            Op.SIGN: _FLOAT + (torch.int32, torch.int64)}
+_ACCEPTS = {Op.NOT: (torch.bool,), Op.ABS: FLOAT_DTYPES + INDEX_DTYPES,
+            Op.SIGN: FLOAT_DTYPES + INDEX_DTYPES}
 
 
 class IUnaryLayer(ILayer):
@@ -26,7 +26,7 @@ class IUnaryLayer(ILayer):
     _attributes = ("op",)
 
     def _check(self, inputs):
-        accepted = _ACCEPTS.get(self.op, _FLOAT)
+        accepted = _ACCEPTS.get(self.op, FLOAT_DTYPES)
         check(inputs[0].dtype in accepted, f"unary {self.op.name} does not accept {inputs[0].dtype} input")
 
     def _compute(self, inputs, weights):

@@ -1,16 +1,16 @@
-"""Shape converters: reshape/flatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
+"""View converters: reshape/flatten/unflatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
 
-Reshapes go through `_helpers.reshape_to`, which keeps one dynamic dim (or dynamic leading dims) working
+Reshapes go through `_helpers.reshape_torch_sizes`, which keeps one dynamic dim (or dynamic leading dims) working
 with TensorRT's -1 (infer) and 0 (copy); sizes known only at run time (of dynamic dims) reshape through a
-shape tensor; transposes are the shuffle's `first_transpose`. There is no view converter: lowering rewrites
-every aten::view as aten::reshape.
+shape tensor; transposes are the shuffle's `first_transpose`. aten::view itself has no converter: lowering
+rewrites every aten::view as aten::reshape.
 """
 
 import math
 
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
-from ._helpers import normalize_dim, rank, reshape_to, unsqueeze as unsqueeze_tensor
+from ._helpers import normalize_dim, rank, reshape_torch_sizes, unsqueeze as unsqueeze_tensor
 
 
 def _permute(ctx, node, x, order):
@@ -19,17 +19,10 @@ def _permute(ctx, node, x, order):
     return ctx.set_output(node, layer)
 
 
-def _reshape(ctx, x, sizes):
-    """x reshaped to PyTorch's `sizes` (ints and runtime ints; one -1 inferred, a 0 a zero-length dim)."""
-    if any(shape_tensors.is_runtime(ctx, size) for size in sizes):
-        return shape_tensors.reshape(ctx, x, sizes)
-    return reshape_to(ctx, x, sizes)
-
-
 @converter("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 def reshape(ctx, node, args):
     """Reshape to the given sizes; PyTorch's -1 is TensorRT's -1, a 0 is a zero-length dim."""
-    return ctx.set_output(node, [_reshape(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args[1]))])
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args[1]))])
 
 
 @converter("aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")
@@ -40,7 +33,7 @@ def unflatten(ctx, node, args):
     if x.shape[dim] == -1 and -1 not in sizes:
         sizes = [-1 if i == 0 else d for i, d in enumerate(sizes)]  # the dynamic dim's first part is inferred
     shape = list(x.shape[:dim]) + sizes + list(x.shape[dim + 1:])
-    return ctx.set_output(node, [reshape_to(ctx, x, shape, copied=dim)])
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, x, shape, copied=dim)])
 
 
 @converter("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
@@ -53,10 +46,11 @@ def flatten(ctx, node, args):
         raise ValueError(f"flatten start_dim {start} is after end_dim {end}")
     if -1 in shape[start:end + 1] and -1 in shape[end + 1:]:  # two dims to infer: the sizes come at run time
         sizes = shape_tensors.shape_of(ctx, x)
-        return ctx.set_output(node, [_reshape(ctx, x, sizes[:start] + [-1] + sizes[end + 1:])])
+        return ctx.set_output(node, [reshape_torch_sizes(ctx, x, sizes[:start] + [-1] + sizes[end + 1:])])
     merged = shape[start:end + 1]
     merged = -1 if -1 in merged else math.prod(merged)
-    return ctx.set_output(node, [reshape_to(ctx, x, shape[:start] + [merged] + shape[end + 1:], copied=start)])
+    merged_shape = shape[:start] + [merged] + shape[end + 1:]
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, x, merged_shape, copied=start)])
 
 
 @converter("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")

@@ -1,4 +1,5 @@
-"""Indexing converters: select, slice and narrow (ISliceLayer / IGatherLayer), index_select and embedding (gather).
+"""Slicing converters: select, slice and narrow along one dim (ISliceLayer / IGatherLayer), index_select and
+embedding (gather).
 
 Slices name only the sliced axis (`ISliceLayer.axes`), so the other dims may be dynamic; bounds follow
 PyTorch (negative positions count from the end, out-of-range ends are clamped). When the sliced dim is
@@ -14,7 +15,7 @@ import torch
 
 from ..conversion.registry import converter
 from ..conversion.shape_tensors import arithmetic, dim_size, is_runtime, shape_vector, wrap_negative
-from ._helpers import normalize_dim, rank, reshape_to
+from ._helpers import normalize_dim, rank, reshape_torch_sizes
 
 _TO_END = 2 ** 63 - 1  # TorchScript's `end` for `x[a:]`
 
@@ -95,7 +96,7 @@ def select(ctx, node, args):
 def index_select(ctx, node, args):
     """The entries of self at `index` along dim (a 0-D index acts as a 1-element one: the dim stays)."""
     x, index = args[0].itensor(), args["index"].itensor()
-    index = reshape_to(ctx, index, [1]) if rank(index) == 0 else index
+    index = reshape_torch_sizes(ctx, index, [1]) if rank(index) == 0 else index
     return ctx.set_output(node, ctx.net.add_gather(x, index, normalize_dim(args["dim"].to_int(), rank(x))))
 
 

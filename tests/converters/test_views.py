@@ -59,7 +59,7 @@ CASES = [  # id, function, converters, input shapes, dtype
 
 
 @pytest.mark.parametrize("name,function,converters,shapes,dtype", CASES, ids=[c[0] for c in CASES])
-def test_shape(name, function, converters, shapes, dtype, device):
+def test_views(name, function, converters, shapes, dtype, device):
     check_converter(function, [make_input(s, dtype) for s in shapes], converters, device)
 
 
@@ -93,7 +93,7 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
-def test_shape_dynamic(name, function, converters, ranges, dtype, device):
+def test_views_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype)
     check_converter(function, inputs, converters, device, specs=specs)
 

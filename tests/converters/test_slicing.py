@@ -46,7 +46,7 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
 
 
 @pytest.mark.parametrize("name,function,converters,inputs,dtype", CASES, ids=[c[0] for c in CASES])
-def test_select(name, function, converters, inputs, dtype, device):
+def test_slicing(name, function, converters, inputs, dtype, device):
     check_converter(function, [make_input(s, dtype) for s in inputs], converters, device)
 
 
@@ -70,6 +70,6 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])
-def test_select_dynamic(name, function, converters, ranges, dtype, device):
+def test_slicing_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype, 0, 10)
     check_converter(function, inputs, converters, device, specs=specs)
