@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..conversion.evaluators.aten import RUNTIME_INT_OPS
+from ..lowering.passes.fold_constant_regions import writes_in_place
 from .segment import Segment, SegmentKind, top_level_node, used_values
 from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
                       writes_inputs)
@@ -90,14 +91,16 @@ def _is_barrier(node):
 
 
 def _rebuilt(glue, base, infos):
-    """The glue an engine can compute itself: engine-worthy, reading constants, tensors and rebuilt glue, and either
+    """The glue an engine can compute itself: engine-worthy, reading constants, tensors and rebuilt glue, never
+    written in place afterwards (a list a loop appends to holds its final value only after the loop), and either
     the same in every shape-analysis run (evaluated when the engine is built) or of a kind that computes runtime
     ints (RUNTIME_INT_OPS: sizes of dynamic dims and int arithmetic on them, computed when the engine runs)."""
     rebuilt = set()
     for node in glue:
         sources = all(is_tensor(v) or v.node().kind() == "prim::Constant" or v.node() in rebuilt for v in node.inputs())
         fixed = all(infos[v].constant for v in node.outputs() if v in infos)
-        if base[node] is None and sources and (fixed or node.kind() in RUNTIME_INT_OPS):
+        written = any(writes_in_place(use.user) for v in node.outputs() for use in v.uses())
+        if base[node] is None and sources and not written and (fixed or node.kind() in RUNTIME_INT_OPS):
             rebuilt.add(node)
     return rebuilt
 

@@ -75,7 +75,11 @@ def keeps_values(compute):
         given = [t for t in inputs if t is not None]
         if not given or not all(map(knows_values, given)) or result.numel() > SHAPE_TENSOR_VOLUME:
             return result
-        return known(result, compute(self, [None if t is None else t.host_values for t in inputs], weights))
+        try:
+            values = compute(self, [None if t is None else t.host_values for t in inputs], weights)
+        except RuntimeError:  # values carried at other sizes than the probes' (an expanded constant): not a shape
+            return result
+        return known(result, values)
 
     return wrapped
 
