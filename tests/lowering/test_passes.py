@@ -4,6 +4,8 @@ import pytest
 import torch
 from torch.testing import FileCheck
 
+from graph_checks import assert_ops
+
 from torch_trt.lowering.passes.convolution_forms import normalize_convolution
 from torch_trt.lowering.passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from torch_trt.lowering.passes.fused_attention import lower_fused_attention
@@ -80,12 +82,7 @@ def test_pass(name, lowering_pass, before, present, absent):
     lowering_pass(graph)
     torch._C._jit_pass_dce(graph)
     torch._C._jit_pass_lint(graph)
-    check = FileCheck()
-    for op in present:
-        check = check.check(op)
-    for op in absent:
-        check = check.check_not(op)
-    check.run(str(graph))
+    assert_ops(graph, present, absent)
 
 
 def test_every_pass_has_a_docstring():

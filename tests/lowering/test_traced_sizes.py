@@ -14,6 +14,8 @@ import torch_trt
 from torch_trt.errors import Code
 from torch_trt.lowering.passes.traced_sizes import fold_traced_sizes
 
+from graph_checks import assert_ops
+
 
 def _kv_range(x):
     """llama's mask: kv_length is the query length plus past tokens (a traced tensor constant 0), read as a Scalar."""
@@ -104,12 +106,7 @@ def test_reads_of_size_tensors(name, before, present, absent):
     expected = torch._C._create_function_from_graph(f"{name}_before", graph.copy())(x)
     fold_traced_sizes(graph)
     torch._C._jit_pass_lint(graph)
-    check = FileCheck()
-    for op in present:
-        check = check.check(op)
-    for op in absent:
-        check = check.check_not(op)
-    check.run(str(graph))
+    assert_ops(graph, present, absent)
     torch.testing.assert_close(torch._C._create_function_from_graph(name, graph)(x), expected)
 
 

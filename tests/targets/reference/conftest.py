@@ -17,6 +17,30 @@ class RecordingLogger(trt.ILogger):
         return [msg for severity, msg in self.messages if severity == trt.ILogger.ERROR]
 
 
+def host_engine(define, shape=(2, 3), level=3):
+    """(output ITensor, deserialized engine) of define(network, x) -> output, for a host FLOAT input `x` declared
+    with `shape` (-1: dynamic, profile 1..8), built at builder_optimization_level `level`."""
+    logger = RecordingLogger()
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)
+    x = network.add_input("x", trt.float32, shape)
+    output = define(network, x)
+    assert output is not None, logger.errors()
+    output.name = "y"
+    network.mark_output(output)
+    for tensor in (x, output):
+        tensor.location = trt.TensorLocation.HOST
+    config = builder.create_builder_config()
+    config.builder_optimization_level = level
+    if -1 in shape:
+        profile = builder.create_optimization_profile()
+        profile.set_shape("x", *[[size if d == -1 else d for d in shape] for size in (1, 4, 8)])
+        config.add_optimization_profile(profile)
+    plan = builder.build_serialized_network(network, config)
+    assert plan is not None, logger.errors()
+    return output, trt.Runtime(logger).deserialize_cuda_engine(plan)
+
+
 def build_and_run(define, inputs, device="cpu"):
     """define(network, *input_itensors) -> output ITensor or list; build and run on `inputs` (tensors)."""
     logger = RecordingLogger()

@@ -7,27 +7,14 @@ import torch
 
 import torch_trt.targets.reference as trt
 
-from .conftest import RecordingLogger
+from .conftest import host_engine
 
 SUM, PROD = trt.ElementWiseOperation.SUM, trt.ElementWiseOperation.PROD
 
 
 def _engine(define, level=3):
-    """Build define(network, x) -> output for a host input `x` of shape (2, 3) at `level`; the deserialized engine."""
-    logger = RecordingLogger()
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)
-    x = network.add_input("x", trt.DataType.FLOAT, (2, 3))
-    output = define(network, x)
-    output.name = "y"
-    network.mark_output(output)
-    for tensor in (x, output):
-        tensor.location = trt.TensorLocation.HOST
-    config = builder.create_builder_config()
-    config.builder_optimization_level = level
-    engine = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
-    assert engine is not None, logger.errors()
-    return engine
+    """The deserialized engine of define(network, x) -> output for a host input `x` of shape (2, 3) at `level`."""
+    return host_engine(define, level=level)[1]
 
 
 def _constant(network, value):

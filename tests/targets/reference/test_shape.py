@@ -6,7 +6,7 @@ import torch
 
 import torch_trt.targets.reference as trt
 
-from .conftest import RecordingLogger
+from .conftest import RecordingLogger, host_engine
 
 CASES = {
     "rank3": torch.randn(2, 3, 4),
@@ -35,29 +35,6 @@ def test_shape_output_is_rank_long_int64_even_for_dynamic_dims():
 # -- shape tensors: computed from shapes and constants, read by shuffle (1), slice (1-3, 5) and fill (0) --------
 
 M, OP = trt.SampleMode, trt.ElementWiseOperation
-
-
-def _engine(define, shape, level=3):
-    """define(network, x) -> output, for a FLOAT input `x` declared with `shape` (-1: dynamic, profile 1..8)."""
-    logger = RecordingLogger()
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)
-    x = network.add_input("x", trt.float32, shape)
-    output = define(network, x)
-    assert output is not None, logger.errors()
-    output.name = "y"
-    network.mark_output(output)
-    for tensor in (x, output):
-        tensor.location = trt.TensorLocation.HOST
-    config = builder.create_builder_config()
-    config.builder_optimization_level = level
-    profile = builder.create_optimization_profile()
-    profile.set_shape("x", *[[1 if d == -1 else d for d in shape], [4 if d == -1 else d for d in shape],
-                             [8 if d == -1 else d for d in shape]])
-    config.add_optimization_profile(profile)
-    plan = builder.build_serialized_network(network, config)
-    assert plan is not None, logger.errors()
-    return output, trt.Runtime(logger).deserialize_cuda_engine(plan)
 
 
 def _run(engine, x):
@@ -94,7 +71,7 @@ def _columns_by_rows_by_one(network, x):
 
 @pytest.mark.parametrize("level", [3, 4], ids=["interpreted", "generated"])  # CPU code generation starts at 4
 def test_shuffle_reshapes_to_a_shape_tensor(level):
-    output, engine = _engine(_columns_by_rows_by_one, (-1, -1), level)
+    output, engine = host_engine(_columns_by_rows_by_one, (-1, -1), level)
     assert tuple(output.shape) == (-1, -1, 1)
     for shape in ((3, 4), (5, 8), (3, 4)):
         x = torch.randn(shape)
@@ -121,7 +98,7 @@ def _slice_to(network, x):
 
 
 def test_slice_takes_its_size_as_a_shape_tensor():
-    output, engine = _engine(_slice_to, (2, -1))
+    output, engine = host_engine(_slice_to, (2, -1))
     assert tuple(output.shape) == (2, -1)
     for columns in (3, 7):
         x = torch.randn(2, columns)
@@ -141,7 +118,7 @@ def _broadcast_rows(network, x):
 
 
 def test_slice_size_and_stride_tensors_broadcast():
-    _, engine = _engine(_broadcast_rows, (-1, 1))
+    _, engine = host_engine(_broadcast_rows, (-1, 1))
     x = torch.randn(5, 1)
     torch.testing.assert_close(_run(engine, x), x.expand(5, 5))
 
@@ -170,7 +147,7 @@ def _arange_of_columns(network, x, output_type=trt.int64):
 @pytest.mark.parametrize("output_type, dtype", [(trt.int64, torch.int64), (trt.int32, torch.int32),
                                                 (trt.float32, torch.float32)], ids=["int64", "int32", "float"])
 def test_fill_linspace_of_a_runtime_length(output_type, dtype):
-    output, engine = _engine(lambda network, x: _arange_of_columns(network, x, output_type), (2, -1))
+    output, engine = host_engine(lambda network, x: _arange_of_columns(network, x, output_type), (2, -1))
     assert tuple(output.shape) == (-1,) and output.dtype == output_type
     for columns in (1, 6):
         torch.testing.assert_close(_run(engine, torch.randn(2, columns)), torch.arange(columns, dtype=dtype))
@@ -184,7 +161,7 @@ def test_fill_linspace_2d_adds_a_delta_per_dim():
         layer.set_input(2, _constant(network, [10, 1], np.float32))
         return layer.get_output(0)
 
-    _, engine = _engine(define, (-1, 3))
+    _, engine = host_engine(define, (-1, 3))
     expected = 1.5 + 10 * torch.arange(4.0).view(4, 1) + torch.arange(3.0).view(1, 3)
     torch.testing.assert_close(_run(engine, torch.randn(4, 3)), expected)
 
@@ -197,7 +174,7 @@ def test_fill_random_uniform_draws_within_its_bounds():
         assert not layer.is_alpha_beta_int64()
         return layer.get_output(0)
 
-    _, engine = _engine(define, (-1, 64))
+    _, engine = host_engine(define, (-1, 64))
     values = _run(engine, torch.randn(8, 64))
     assert values.shape == (8, 64) and values.min() >= -2 and values.max() < -1 and values.std() > 0
 
@@ -215,7 +192,7 @@ def test_a_small_fill_of_a_shape_tensor_is_one_too():
         layer.set_input(1, fill.get_output(0))
         return layer.get_output(0)
 
-    output, engine = _engine(define, (-1, 4))
+    output, engine = host_engine(define, (-1, 4))
     assert tuple(output.shape) == (-1,)
     x = torch.randn(3, 4)
     torch.testing.assert_close(_run(engine, x), x.reshape(12))
