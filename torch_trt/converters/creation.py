@@ -12,7 +12,7 @@ import torch
 from ..conversion import shape_tensors
 from ..conversion.args import Arg
 from ..conversion.evaluators import device  # noqa: F401  (registers prim::device, which scripted creation uses)
-from ..conversion.registry import converter
+from ..conversion.registry import converter, converter_table
 from ..targets.dtypes import scalar_type
 from ._helpers import cast, dtype_of, linspace, rank, triangle_mask
 
@@ -63,53 +63,35 @@ _LIKE = ("Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? d
          "MemoryFormat? memory_format=None) -> Tensor")
 
 
+_FILL_VALUE = "fill_value"  # a table value naming the schema's own fill_value argument
+
+
+def _fill_value(args, value):
+    return args["fill_value"].value if value == _FILL_VALUE else value
+
+
 def _like(ctx, node, args, value):
     x = args[0].itensor()
-    return _filled(ctx, node, shape_tensors.shape_of(ctx, x), value, _dtype_arg(args, dtype_of(ctx, x)))
+    return _filled(ctx, node, shape_tensors.shape_of(ctx, x), _fill_value(args, value),
+                   _dtype_arg(args, dtype_of(ctx, x)))
 
 
-@converter(f"aten::zeros_like({_LIKE}")
-def zeros_like(ctx, node, args):
-    """Zeros shaped like self."""
-    return _like(ctx, node, args, 0)
-
-
-@converter(f"aten::ones_like({_LIKE}")
-def ones_like(ctx, node, args):
-    """Ones shaped like self."""
-    return _like(ctx, node, args, 1)
-
-
-@converter(f"aten::full_like(Tensor self, Scalar fill_value, *, {_LIKE.split('*, ', 1)[1]}")
-def full_like(ctx, node, args):
-    """fill_value shaped like self."""
-    return _like(ctx, node, args, args["fill_value"].value)
-
+converter_table({f"aten::zeros_like({_LIKE}": 0, f"aten::ones_like({_LIKE}": 1,
+                 f"aten::full_like(Tensor self, Scalar fill_value, *, {_LIKE.split('*, ', 1)[1]}": _FILL_VALUE},
+                _like, "A tensor shaped like self holding {}.")
 
 _NEW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 
 
 def _new(ctx, node, args, value):
     dtype = _dtype_arg(args, dtype_of(ctx, args[0].value))
-    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), value, dtype)
+    return _filled(ctx, node, shape_tensors.int_list(ctx, args["size"]), _fill_value(args, value), dtype)
 
 
-@converter(f"aten::new_zeros(Tensor self, SymInt[] size, {_NEW}")
-def new_zeros(ctx, node, args):
-    """Zeros of `size` in self's dtype."""
-    return _new(ctx, node, args, 0)
-
-
-@converter(f"aten::new_ones(Tensor self, SymInt[] size, {_NEW}")
-def new_ones(ctx, node, args):
-    """Ones of `size` in self's dtype."""
-    return _new(ctx, node, args, 1)
-
-
-@converter(f"aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, {_NEW}")
-def new_full(ctx, node, args):
-    """fill_value of `size` in self's dtype."""
-    return _new(ctx, node, args, args["fill_value"].value)
+converter_table({f"aten::new_zeros(Tensor self, SymInt[] size, {_NEW}": 0,
+                 f"aten::new_ones(Tensor self, SymInt[] size, {_NEW}": 1,
+                 f"aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, {_NEW}": _FILL_VALUE},
+                _new, "A tensor of `size` in self's dtype holding {}.")
 
 
 _RANGE = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"

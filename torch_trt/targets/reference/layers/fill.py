@@ -11,15 +11,14 @@ dimensions or alpha and beta) to place the output on the engine's device.
 
 import torch
 
-from ..enums import DataType, FillOperation, LayerType, Severity
-from ..network import ILayer, check, check_deferred, network_method
+from ..enums import DataType, FillOperation, LayerType
+from ..network import check, check_deferred, network_method
 from ..types import TORCH_DTYPE, to_dims
-from .shape import check_shape_input, given, keeps_values, shape_values
+from .shape import _TensorInputAttributes, check_shape_input, given, keeps_values, shape_values
 
 _OUTPUT_TYPES = {FillOperation.LINSPACE: (DataType.FLOAT, DataType.INT32, DataType.INT64),
                  FillOperation.RANDOM_UNIFORM: (DataType.FLOAT, DataType.HALF),
                  FillOperation.RANDOM_NORMAL: (DataType.FLOAT, DataType.HALF)}
-_TENSOR_INPUTS = {0: "shape", 1: "alpha", 2: "beta"}  # set_input index -> the attribute it replaces
 
 
 def _linspace(dims, alpha, beta, dtype):
@@ -32,27 +31,20 @@ def _linspace(dims, alpha, beta, dtype):
     return result.expand(dims)
 
 
-class IFillLayer(ILayer):
+class IFillLayer(_TensorInputAttributes):
+    """set_input: 0 the dimensions (a 1-D INT32/INT64 shape tensor), 1 alpha, 2 beta."""
+
     _layer_type = LayerType.FILL
     _attributes = ("shape", "operation", "alpha", "beta", "to_type")
+    _tensor_inputs, _input_count, _kind = {0: "shape", 1: "alpha", 2: "beta"}, 3, "fill"
 
     def __setattr__(self, key, value):
         if key == "shape":
             value = to_dims(value, "IFillLayer.shape")
         elif key in ("operation", "to_type"):
             value = (FillOperation if key == "operation" else DataType)(int(value))
-        index = {name: i for i, name in _TENSOR_INPUTS.items()}.get(key)
-        if index is not None and index < len(self._inputs):  # the attribute replaces the tensor it was given as
-            self._inputs[index] = None
+        self._drop_input_replaced_by(key)
         super().__setattr__(key, value)
-
-    def set_input(self, index, tensor):
-        """0: the dimensions (a 1-D INT32/INT64 shape tensor); 1: alpha; 2: beta."""
-        if not 0 <= index <= 2:
-            self._network._log(Severity.ERROR, f"{self.name}: set_input({index}): a fill takes inputs 0 to 2")
-            return
-        super().set_input(index, tensor)
-        object.__setattr__(self, _TENSOR_INPUTS[index], None)  # as in TensorRT, the attribute reads None
 
     def is_alpha_beta_int64(self):
         """Whether the static alpha and beta are int64 (set from Python ints) rather than doubles."""

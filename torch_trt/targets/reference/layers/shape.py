@@ -20,7 +20,7 @@ from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.utils._pytree import tree_flatten, tree_map
 
 from ...dtypes import INDEX_DTYPES
-from ..enums import LayerType
+from ..enums import LayerType, Severity
 from ..network import ILayer, check, network_method
 
 SHAPE_TENSOR_VOLUME = 64  # TensorRT's limit on the elements of a shape tensor
@@ -82,6 +82,29 @@ def keeps_values(compute):
         return known(result, values)
 
     return wrapped
+
+
+class _TensorInputAttributes(ILayer):
+    """A layer some of whose attributes may be tensors given by set_input instead (TensorRT's dynamic slice and fill):
+    the attribute then reads None, and setting it again drops the tensor."""
+
+    _tensor_inputs = {}  # set_input index -> the attribute it replaces
+    _input_count = 0  # set_input takes indices 0 .. _input_count - 1
+    _kind = ""  # the layer's name in messages
+
+    def _drop_input_replaced_by(self, attribute):
+        index = {name: i for i, name in self._tensor_inputs.items()}.get(attribute)
+        if index is not None and index < len(self._inputs):
+            self._inputs[index] = None
+
+    def set_input(self, index, tensor):
+        if not 0 <= index < self._input_count:
+            self._network._log(Severity.ERROR, f"{self.name}: set_input({index}): a {self._kind} takes inputs 0 to "
+                               f"{self._input_count - 1}")
+            return
+        super().set_input(index, tensor)
+        if index in self._tensor_inputs:
+            object.__setattr__(self, self._tensor_inputs[index], None)
 
 
 def check_shape_input(inputs, index, what):

@@ -7,10 +7,10 @@ it again drops the input). The fill value of SampleMode.FILL may be a tensor (in
 
 import torch
 
-from ..enums import LayerType, SampleMode, Severity
-from ..network import UINT8_ONLY_CAST, ILayer, check, check_deferred, network_method
+from ..enums import LayerType, SampleMode
+from ..network import UINT8_ONLY_CAST, check, check_deferred, network_method
 from ..types import to_dims
-from .shape import check_shape_input, given, keeps_values, shape_values
+from .shape import _TensorInputAttributes, check_shape_input, given, keeps_values, shape_values
 
 _PARAMETERS = ("start", "shape", "stride")
 _TENSOR_INPUTS = {1: "start", 2: "shape", 3: "stride", 5: "axes"}  # set_input index -> the attribute it replaces
@@ -49,26 +49,19 @@ def _positions(size, start, count, stride, mode):
     return index
 
 
-class ISliceLayer(ILayer):
+class ISliceLayer(_TensorInputAttributes):
+    """set_input: 0 data, 1 start, 2 size, 3 stride, 4 fill value, 5 axes (1, 2, 3 and 5: 1-D INT32/INT64 shape
+    tensors)."""
+
     _layer_type = LayerType.SLICE
     _attributes = ("start", "shape", "stride", "mode", "axes")
+    _tensor_inputs, _input_count, _kind = _TENSOR_INPUTS, 6, "slice"
 
     def __setattr__(self, key, value):
         if key in _PARAMETERS or (key == "axes" and value is not None):
             value = to_dims(value, f"ISliceLayer.{key}")
-        index = {name: i for i, name in _TENSOR_INPUTS.items()}.get(key)
-        if index is not None and index < len(self._inputs):  # the attribute replaces the tensor it was given as
-            self._inputs[index] = None
+        self._drop_input_replaced_by(key)
         super().__setattr__(key, value)
-
-    def set_input(self, index, tensor):
-        """0 data, 1 start, 2 size, 3 stride, 4 fill value, 5 axes (1, 2, 3 and 5: 1-D INT32/INT64 shape tensors)."""
-        if not 0 <= index <= 5:
-            self._network._log(Severity.ERROR, f"{self.name}: set_input({index}): a slice takes inputs 0 to 5")
-            return
-        super().set_input(index, tensor)
-        if index in _TENSOR_INPUTS:
-            object.__setattr__(self, _TENSOR_INPUTS[index], None)  # as in TensorRT, the Dims read None
 
     def _resolved(self, inputs):
         """start, shape, stride and axes (None: every dim) as tuples, from the Dims or the shape tensors."""
