@@ -99,7 +99,8 @@ class ConversionCtx:
         return tensors[0] if len(tensors) == 1 else tensors
 
     def constant(self, value):
-        """An ITensor holding a compile-time tensor (float64 -> float32; bool, uint8 and bfloat16 through a cast)."""
+        """An ITensor holding a compile-time tensor (float64 -> float32; bool and uint8 through a cast; bfloat16 from
+        the tensor's memory)."""
         value = torch.as_tensor(value).detach().cpu()
         if value.dtype == torch.float64:
             value = value.float()
@@ -107,10 +108,15 @@ class ConversionCtx:
             placeholder = self.constant(torch.zeros((1,) * value.dim(), dtype=value.dtype))
             rank = value.dim()
             return self.net.add_slice(placeholder, (0,) * rank, tuple(value.shape), (0,) * rank).get_output(0)
-        stand_in = {torch.bool: torch.int32, torch.uint8: torch.int32, torch.bfloat16: torch.float32}.get(value.dtype)
-        if stand_in is not None:  # TensorRT constants take no BOOL/UINT8 weights, numpy has no bfloat16: cast
+        stand_in = {torch.bool: torch.int32, torch.uint8: torch.int32}.get(value.dtype)
+        if stand_in is not None:  # TensorRT constants take no BOOL/UINT8 weights: cast
             layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))
             return layer.get_output(0)
+        if value.dtype == torch.bfloat16:  # numpy has no bfloat16: TensorRT reads the tensor's memory, kept alive here
+            value = value.contiguous()
+            self.weights.append(value)
+            weights = self.trt.Weights(trt_dtype(self.trt, value.dtype), value.data_ptr(), value.numel())
+            return self.net.add_constant(tuple(value.shape), weights).get_output(0)
         array = np.ascontiguousarray(value.numpy())
         if array.ndim == 0:
             array = array.reshape(1)

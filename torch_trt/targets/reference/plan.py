@@ -8,7 +8,6 @@ blob. A corrupted or foreign blob fails to parse with a clear error and executes
 import json
 import struct
 
-import numpy as np
 import safetensors.torch
 import torch
 
@@ -53,9 +52,10 @@ def serialize(network, profiles, optimization_level, tf32):
         for name in layer._attributes:
             value = getattr(layer, name)
             if name in layer._weight_attributes:
-                if value is not None and value.numpy() is not None:  # an empty array still records its dtype
+                values = None if value is None else value._as_torch()
+                if values is not None:  # an empty array still records its dtype
                     key = f"{index}.{name}"
-                    tensors[key] = torch.from_numpy(np.array(value.numpy()))
+                    tensors[key] = values
                     weights[name] = key
             else:
                 attributes[name] = _encode(value)

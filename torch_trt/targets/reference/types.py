@@ -1,5 +1,7 @@
 """Dims, Permutation, Weights, IHostMemory, and the DataType <-> torch/numpy tables built from ..dtypes."""
 
+import ctypes
+
 import numpy as np
 import torch
 
@@ -73,10 +75,13 @@ def to_dims(value, what):
 
 
 class Weights:
-    """Host weights: a flat, contiguous numpy array (or empty), typed by DataType."""
+    """Host weights typed by DataType: a flat, contiguous numpy array, `count` elements copied from host address
+    `ptr` (the binding reads the caller's memory; the reference copies it, so any DataType works, BF16 included),
+    or empty."""
 
-    def __init__(self, a=DataType.FLOAT, *, type=None):  # noqa: A002  (the binding's keyword is `type`)
+    def __init__(self, a=DataType.FLOAT, ptr=None, count=None, *, type=None):  # noqa: A002  (the binding's `type`)
         a = a if type is None else type
+        self._tensor = None
         if isinstance(a, np.ndarray):
             if a.dtype == np.float64:
                 raise ValueError("float64 weights are not supported by TensorRT; convert to float32 first")
@@ -87,7 +92,9 @@ class Weights:
                 raise TypeError(f"Unsupported numpy dtype for Weights: {a.dtype}")
             self._array, self._dtype = a.reshape(-1), by_numpy[a.dtype]
         else:
-            self._array, self._dtype = None, a
+            self._array, self._dtype = None, DataType(int(a))
+            if ptr is not None:
+                self._tensor = _copy_from_host(TORCH_DTYPE[self._dtype], int(ptr), int(count))
 
     @property
     def dtype(self):
@@ -95,17 +102,32 @@ class Weights:
 
     @property
     def size(self):
-        return 0 if self._array is None else int(self._array.size)
+        values = self._as_torch()
+        return 0 if values is None else values.numel()
 
     @property
     def nbytes(self):
-        return 0 if self._array is None else int(self._array.nbytes)
+        return self.size * self._dtype.itemsize
 
     def numpy(self):
+        if self._tensor is not None:
+            if self._dtype not in _NUMPY_DTYPE:
+                raise TypeError(f"numpy has no {self._dtype.name} type; these weights have no numpy view")
+            return self._tensor.numpy()
         return self._array
 
     def _as_torch(self):
-        return torch.from_numpy(np.array(self._array))
+        """The values as a new torch tensor, or None for empty Weights."""
+        if self._tensor is not None:
+            return self._tensor.clone()
+        return None if self._array is None else torch.from_numpy(np.array(self._array))
+
+
+def _copy_from_host(dtype, address, count):
+    """`count` elements of `dtype` read from host memory at `address`."""
+    values = torch.empty(count, dtype=dtype)
+    ctypes.memmove(values.data_ptr(), address, count * values.element_size())
+    return values
 
 
 def to_weights(value, what):
