@@ -1,4 +1,5 @@
-"""Every example runs to completion in a fresh process, prints what it shows, and its printed errors are small."""
+"""Every example runs to completion in a fresh process, prints what it shows, its printed errors are small, and
+the network API it used there is TensorRT's (conformance/recorded_run.py records it in that process)."""
 
 import pathlib
 import re
@@ -7,6 +8,11 @@ import sys
 
 import pytest
 
+from conformance.manifest import Manifest
+from conformance.recorded_run import load_records
+from conformance.recorder import report, violations
+
+RECORDED_RUN = pathlib.Path(__file__).parent / "conformance" / "recorded_run.py"
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
 EXPECTED = {"quickstart.py": "max abs error vs eager", "torch_compile_backend.py": "engines built: 1",
             "fallback_report.py": "fallbacks by reason: no converter: 1"}
@@ -28,9 +34,15 @@ def test_printed_errors_are_parsed():
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_example_runs(path):
-    result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
+def test_example_runs(path, tmp_path):
+    records = tmp_path / "api_uses.pickle"
+    result = subprocess.run([sys.executable, str(RECORDED_RUN), str(records), str(path)], capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
+    recorder, manifest = load_records(records), Manifest()
+    assert recorder.records, "the recorded run saw no use of the network API"
+    found = violations(recorder, manifest)
+    assert not found, report(found, manifest)
     assert EXPECTED[path.name] in result.stdout
     errors = printed_errors(result.stdout)
     assert len(errors) == ERRORS_PRINTED[path.name], f"expected {ERRORS_PRINTED[path.name]} error figures:\n" \

@@ -1,11 +1,17 @@
 """The recorder is transparent: isinstance, subclassing, identity and the target's own objects all work through
 its proxies, and each use is recorded before it happens. The plugin installs it per test, unless `unrecorded`."""
 
+import pathlib
+import subprocess
+import sys
+
 import pytest
 import torch
 
 import torch_trt
-from conformance.recorder import ModuleProxy, Recorder, recording, unwrap
+from conformance.manifest import Manifest
+from conformance.recorded_run import load_records
+from conformance.recorder import ModuleProxy, Recorder, recording, unwrap, violations
 from torch_trt.targets import reference
 
 
@@ -83,3 +89,32 @@ def test_an_unrecorded_test_runs_the_pipeline_on_the_targets_own_objects():
         compiled = torch_trt.compile(torch.nn.ReLU().eval(), inputs=[x], target="reference", min_block_size=1)
         torch.testing.assert_close(compiled(x), torch.relu(x))
     assert "torch_trt::execute_engine" in str(compiled.graph) and not recorder.records
+
+
+_MISUSING_SCRIPT = '''
+import torch
+import torch_trt
+from torch_trt.conversion import registry
+
+
+def relu(ctx, node, args):
+    layer = ctx.net.add_activation(args[0].itensor(), ctx.trt.ActivationType.RELU)
+    assert layer._network is not None  # a reference internal: no such attribute on TensorRT's layers
+    return ctx.set_output(node, layer)
+
+
+key = ("aten::relu", "")
+registry.CONVERTERS[key] = registry.Registration(relu, registry.CONVERTERS[key].schema)
+torch_trt.compile(torch.nn.ReLU().eval(), inputs=[torch.randn(2, 3)], target="reference", min_block_size=1)
+'''
+
+
+def test_a_fresh_process_records_its_api_use(tmp_path):
+    """recorded_run.py records in the process it starts, so a misuse there is found like one in-process."""
+    script, records = tmp_path / "misuse.py", tmp_path / "records.pickle"
+    script.write_text(_MISUSING_SCRIPT)
+    result = subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("recorded_run.py")), str(records),
+                             str(script)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = violations(load_records(records), Manifest())
+    assert any("_network" in problem for problem, _, _ in found), found
