@@ -1,9 +1,9 @@
 """torch_trt's warnings reach stderr in a fresh interpreter; set_log_level(logging.INFO) adds progress."""
 
 import logging
-import subprocess
 import sys
 import textwrap
+from conformance.recorded_run import run_recorded
 
 SCRIPT = textwrap.dedent("""
     import logging, sys, torch, torch_trt
@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _stderr_of(script):
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    result = run_recorded(script, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     return result.stderr
 

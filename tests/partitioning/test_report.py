@@ -2,8 +2,6 @@
 
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import torch
 import torch_trt
 from torch_trt.errors import UnsupportedOperatorError
 from torch_trt.partitioning.support import Code
+from conformance.recorded_run import run_recorded
 
 
 class Mixed(torch.nn.Module):
@@ -88,7 +87,7 @@ torch_trt.compile(M(), [torch.randn(3, 4)], target="reference", debug=True)
 
 def test_debug_report_is_visible_without_logging_configured():
     tests = str(Path(__file__).parents[1])  # where opaque_op.py is
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+    result = run_recorded(SCRIPT, capture_output=True, text=True, timeout=300,
                             env={**os.environ, "PYTHONPATH": tests})
     assert result.returncode == 0, result.stderr
     assert "torch_trt partition: 2 segment(s)" in result.stderr, result.stderr

@@ -1,7 +1,6 @@
 """Partitioned modules survive torch.jit.save and torch.jit.load in a fresh process that imports torch_trt."""
 
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -9,6 +8,7 @@ from pathlib import Path
 import torch
 
 from test_segments import ListAndTuple, LongInput
+from conformance.recorded_run import run_recorded
 
 TESTS = str(Path(__file__).parents[1])  # the fresh process needs tests/opaque_op.py's op, as a user needs their own
 FRESH = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -38,7 +38,7 @@ def test_round_trip_in_a_fresh_process(tmp_path, check_partition):
         torch.jit.save(compiled, prefix + ".ts")
         torch.save((inputs, kinds.count("E"), compiled(*[t.clone() for t in inputs])), prefix + ".pt")
         prefixes.append(prefix)
-    result = subprocess.run([sys.executable, "-c", LOAD, *prefixes], capture_output=True, text=True, timeout=300,
+    result = run_recorded(LOAD, *prefixes, capture_output=True, text=True, timeout=300,
                             env=FRESH)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
 
@@ -61,5 +61,5 @@ def test_a_corrupted_engine_is_refused_on_load(tmp_path, check_partition):
     torch.jit.save(compiled, path)
     _zero_half_of_the_engine(path)
     script = f"import torch, torch_trt, opaque_op; torch.jit.load({path!r})(torch.randn(3, 4))"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=FRESH)
+    result = run_recorded(script, capture_output=True, text=True, timeout=300, env=FRESH)
     assert result.returncode != 0 and "do not match its id" in result.stderr, result.stderr[-2000:]

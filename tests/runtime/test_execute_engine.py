@@ -1,11 +1,9 @@
-import subprocess
-import sys
-
 import pytest
 import torch
 
 import torch_trt
 from torch_trt.errors import EngineIOError
+from conformance.recorded_run import run_recorded
 
 
 class Model(torch.nn.Module):
@@ -84,7 +82,7 @@ for got, want in zip(m(io["x"], io["y"]), io["out"]):
     torch.testing.assert_close(got, want)
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    result = run_recorded(script, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
 
 
