@@ -323,15 +323,7 @@ def test_explain_and_compile_agree(row):
     torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
 
 
-def _full_compilation_rows():
-    """ROWS, the build refusal marked: the builder names no node, so neither does full compilation's error yet."""
-    known_gap = pytest.mark.xfail(strict=True, reason="EngineBuildError names no node; it should name the ops of "
-                                                      "the segment the builder refused")
-    return [pytest.param(row, id=row.id, marks=[known_gap] if _code(row) == Code.BUILD_REFUSED else [])
-            for row in ROWS]
-
-
-@pytest.mark.parametrize("row", _full_compilation_rows())
+@pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
 def test_full_compilation_raises_naming_the_op(row):
     with pytest.raises(TorchTRTError) as raised:
         torch_trt.compile(scripted(row.program, len(row.inputs)), _specs(row), require_full_compilation=True,

@@ -105,8 +105,10 @@ def _build(segment, index, count, settings, trt, device):
     except ConversionError as error:
         raise _Refusal([origins[error.node]], error) from error
     except EngineBuildError as error:  # the builder names no node: the whole segment runs in PyTorch
-        error.reason = Reason(Code.BUILD_REFUSED, str(error))
-        raise _Refusal(segment.nodes, error) from error
+        ops = sorted({node.kind() if node.schema() == "(no schema)" else f"[{node.schema()}]" for node in segment.nodes})
+        refused = EngineBuildError(f"{error} (the engine of {len(segment.nodes)} node(s): {', '.join(ops)})")
+        refused.reason = Reason(Code.BUILD_REFUSED, str(error))
+        raise _Refusal(segment.nodes, refused) from error
     logger.info("engine %d/%d built in %.2fs", index, count, time.perf_counter() - start)
     return segment, engine_bytes
 
