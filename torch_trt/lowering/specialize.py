@@ -22,7 +22,7 @@ import torch
 
 from ..targets.dtypes import SCALAR_TYPE_CODES
 from . import builtin
-from .passes.fold_constant_regions import writes_in_place
+from .mutation import writes_in_place
 
 
 def specialize(graph, analyze, device, static_shapes):

@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..conversion.evaluators.aten import RUNTIME_INT_OPS
-from ..lowering.passes.fold_constant_regions import writes_in_place
+from ..lowering.mutation import writes_in_place
 from .segment import Segment, SegmentKind, top_level_node, used_values
 from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
                       writes_inputs)

@@ -10,6 +10,7 @@ at compile time gives exactly the values it gives on every call.
 import torch
 
 from .. import builtin
+from ..mutation import writes_in_place
 
 _PRIM_OPS = {"prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
              "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max", "prim::abs"}
@@ -78,14 +79,6 @@ def _foldable(node):
     if list(node.blocks()) or kind in _SIDE_EFFECTS or node.isNondeterministic():
         return False
     return kind.startswith("aten::") or kind in _PRIM_OPS
-
-
-def writes_in_place(node):
-    """Whether the node writes to one of its inputs (an in-place op, or a list mutation)."""
-    schema = node.schema()
-    if schema == "(no schema)":
-        return False
-    return any(a.alias_info is not None and a.alias_info.is_write for a in torch._C.parse_schema(schema).arguments)
 
 
 def _evaluate(region, escaping):
