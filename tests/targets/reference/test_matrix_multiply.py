@@ -1,5 +1,6 @@
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
@@ -26,6 +27,10 @@ CASES = {
     "batched_vec_vec": ((2, 4), V, (2, 4), V, lambda a, b: torch.einsum("bk,bk->b", a, b)),
     "broadcast_vec_vec": ((1, 4), V, (3, 4), V, lambda a, b: (a * b).sum(-1)),
     "broadcast_mat_vec": ((1, 3, 4), N, (2, 4), V, lambda a, b: torch.einsum("mk,bk->bm", a[0], b)),
+    "shared_matrix": ((5, 1, 4), N, (1, 4, 3), N, torch.matmul),
+    "shared_matrix_trans": ((2, 5, 4), N, (1, 3, 4), T, lambda a, b: a @ b.mT),
+    "shared_matrix_vec": ((2, 5, 4), N, (1, 4), V, lambda a, b: a @ b[0]),
+    "shared_matrix_vec_a": ((2, 4), V, (1, 4, 3), N, lambda a, b: a @ b[0]),
 }
 
 
@@ -34,6 +39,28 @@ def test_matches_pytorch(run_network, shape0, op0, shape1, op1, reference):
     a, b = torch.randn(shape0), torch.randn(shape1)
     out = run_network(lambda net, x, y: net.add_matrix_multiply(x, op0, y, op1).get_output(0), [a, b])
     torch.testing.assert_close(out, reference(a, b))
+
+
+SHARED_MATRIX = {  # (input0 as given, op0, input1): input1 has unit batch dims
+    "sequence_first": (torch.randn(1, 197, 8).transpose(0, 1), N, (1, 8, 6)),  # a linear layer in nn.MultiheadAttention
+    "rank4": (torch.randn(2, 3, 5, 8).transpose(1, 2), N, (1, 1, 8, 6)),
+    "transposed": (torch.randn(4, 8, 5), T, (1, 8, 6)),
+    "vector": (torch.randn(3, 2, 8), V, (1, 1, 8, 6)),
+}
+
+
+@pytest.mark.parametrize("a, op0, shape1", SHARED_MATRIX.values(), ids=SHARED_MATRIX.keys())
+def test_a_matrix_shared_by_the_batch_is_one_gemm(a, op0, shape1):
+    """A weight with unit batch dims (a linear layer's, unsqueezed to the input's rank) multiplies all of the
+    input's rows in one mm, whatever their strides: a bmm would run one small product per batch entry, each
+    reading the whole weight."""
+    layer = trt.IMatrixMultiplyLayer.__new__(trt.IMatrixMultiplyLayer)
+    layer.op0, layer.op1 = op0, N
+    b = torch.randn(shape1)
+    graph = make_fx(lambda x, y: layer._compute([x, y], {}))(a, b)
+    torch.testing.assert_close(graph(a, b), layer._compute([a, b], {}))
+    targets = {node.target for node in graph.graph.nodes}
+    assert torch.ops.aten.mm.default in targets and torch.ops.aten.bmm.default not in targets
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float16, 1e-2), (torch.bfloat16, 5e-2)])

@@ -55,8 +55,13 @@ class IMatrixMultiplyLayer(ILayer):
         check(k_a == k_b, f"matrix multiply inner dimensions differ: {shapes} contract {k_a} with {k_b}")
 
     def _compute(self, inputs, weights):
-        a, b = inputs
-        result = torch.matmul(_as_matrix(a, self.op0, True), _as_matrix(b, self.op1, False))
+        a, b = _as_matrix(inputs[0], self.op0, True), _as_matrix(inputs[1], self.op1, False)
+        if b.dim() > 2 and all(d == 1 for d in b.shape[:-2]):
+            # One GEMM over all of a's rows: torch.matmul runs a batch of GEMMs, each reading all of b, whenever a's
+            # strides do not fold (a linear layer on a transposed sequence: a bmm of 197 one-row products).
+            result = (a.reshape(-1, a.shape[-1]) @ b.reshape(b.shape[-2:])).reshape(*a.shape[:-1], b.shape[-1])
+        else:
+            result = torch.matmul(a, b)
         # Drop the unit row/column that stood in for a vector operand.
         if self.op0 == Op.VECTOR:
             result = result.squeeze(-2)
