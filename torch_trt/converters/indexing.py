@@ -15,7 +15,7 @@ from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank,
                        reshape_torch_sizes, to_itensor, unsqueeze_to_rank)
-from .slicing import static_size
+from .slicing import entry, static_size
 
 
 def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
@@ -87,11 +87,10 @@ def chunk(ctx, node, args):
 
 @converter("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 def unbind(ctx, node, args):
-    """Each entry along dim, that dim removed: a gather with a 0-D index per entry."""
+    """Each entry along dim, that dim removed."""
     x = args[0].itensor()
     dim = normalize_dim(args["dim"].to_int(), rank(x))
-    tensors = [ctx.net.add_gather(x, ctx.constant(torch.tensor(i, dtype=torch.int32)), dim).get_output(0)
-               for i in range(static_size(x, dim))]
+    tensors = [entry(ctx, x, dim, i) for i in range(static_size(x, dim))]
     return _set_list_output(ctx, node, tensors)
 
 

@@ -79,15 +79,30 @@ def narrow(ctx, node, args):
     return _slice(ctx, node, x, dim, start, length)
 
 
+def entry(ctx, x, dim, index):
+    """x[..., index, ...] at dim, that dim removed, for an index known to lie in it: a slice and a shuffle, which
+    only view x (a gather would read through an index tensor, checked on every call)."""
+    layer = ctx.net.add_slice(x, (index,), (1,), (1,))
+    layer.axes = (dim,)
+    kept = [d for d in range(rank(x)) if d != dim]
+    squeeze = ctx.net.add_shuffle(layer.get_output(0))  # the unit dim goes last; the reshape's 0s copy the others
+    squeeze.first_transpose = tuple(kept + [dim])
+    squeeze.reshape_dims = (0,) * len(kept)
+    return squeeze.get_output(0)
+
+
 @converter("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 def select(ctx, node, args):
-    """self[..., index, ...] at dim (that dim is removed): a gather with a 0-D index."""
+    """self[..., index, ...] at dim (that dim is removed); a gather with a 0-D index when the index is known only at
+    run time, or is negative on a dynamic dim."""
     x = args[0].itensor()
     dim, index = normalize_dim(args["dim"].to_int(), rank(x)), args["index"].value
     size = dim_size(ctx, x, dim)
     if not is_runtime(ctx, index) and not is_runtime(ctx, size) and not -size <= index < size:
         raise IndexError(f"select index {index} is out of range for dim {dim} of size {size}")
     index = wrap_negative(ctx, index, size)
+    if not is_runtime(ctx, index) and not is_runtime(ctx, size):
+        return ctx.set_output(node, entry(ctx, x, dim, index))
     indices = index if is_runtime(ctx, index) else ctx.constant(torch.tensor(index, dtype=torch.int32))
     return ctx.set_output(node, ctx.net.add_gather(x, indices, dim))
 

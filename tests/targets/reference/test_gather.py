@@ -2,6 +2,7 @@ import re
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
@@ -87,6 +88,19 @@ def test_gather_out_of_range_raises_at_run_time(run_network, mode, axis, element
 
     with pytest.raises(RuntimeError, match=re.escape(message)):
         run_network(define, [D, indices])
+
+
+@pytest.mark.parametrize("mode, axis, indices", [(G.DEFAULT, 1, _ints([[0, 3], [2, 1]])),
+                                                 (G.ELEMENT, 2, _ints([[[0, 4]], [[1, 1]]])),
+                                                 (G.ND, 0, _ints([[0, 1], [2, 3]]))])
+def test_only_the_layers_indices_are_checked_on_the_device(mode, axis, indices):
+    """One range assert per indices tensor: the aranges that address the other dims are in range by construction,
+    and each assert is a kernel launch of its own on every call."""
+    layer = trt.IGatherLayer.__new__(trt.IGatherLayer)
+    layer.mode, layer.axis, layer.num_elementwise_dims = mode, axis, 0
+    graph = make_fx(lambda d, i: layer._compute.__wrapped__(layer, [d, i], {}))(D, indices)
+    asserts = [node for node in graph.graph.nodes if node.target is torch.ops.aten._assert_async.msg]
+    assert len(asserts) == (2 if mode == G.ND else 1)
 
 
 def _gather(mode=G.DEFAULT, axis=0, elementwise_dims=0, mode_after=None):

@@ -20,15 +20,20 @@ _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float8_e4m3fn,
           torch.bfloat16)
 
 
-def _index(data, subscripts):
-    """data[subscripts], asserting on real tensors that each subscript for dim d lies in [0, data.shape[d])."""
-    for dim, subscript in enumerate(subscripts):
+def _index(data, subscripts, indexed):
+    """data[subscripts], asserting on real tensors that each subscript for a dim in `indexed` (those the layer's
+    indices address; the other subscripts are aranges, in range by construction) lies in [0, data.shape[d])."""
+    for dim in indexed:
+        subscript = subscripts[dim]
         if not subscript.is_meta:
-            torch._assert_async(((subscript >= 0) & (subscript < data.shape[dim])).all(),
-                                f"gather reads an index outside [0, {data.shape[dim]}) of dim {dim}; TensorRT does not "
-                                "define negative or out-of-range indices")
+            torch._assert_async(((subscript >= 0) & (subscript < data.shape[dim])).all(), _out_of_range(data, dim))
     # A leading unit dim keeps 0-D subscripts tensors: PyTorch would read them as Python ints (.item()).
     return data[tuple(subscript.unsqueeze(0) for subscript in subscripts)][0]
+
+
+def _out_of_range(data, dim):
+    return (f"gather reads an index outside [0, {data.shape[dim]}) of dim {dim}; TensorRT does not define negative or "
+            "out-of-range indices")
 
 
 def _along(size, position, rank, device):
@@ -47,19 +52,22 @@ def _gather_default(data, indices, axis, batch):
                              + (1,) * (data.dim() - axis - 1))
     subscripts = [placed if d == axis else _along(n, d if d < axis else d - 1 + kept, rank, data.device)
                   for d, n in enumerate(data.shape)]
-    return _index(data, subscripts)
+    return _index(data, subscripts, [axis])
 
 
 def _gather_element(data, indices, axis):
     """ONNX GatherElements: output[J] = data[J with J[axis] replaced by indices[J]]."""
+    for dim, size in enumerate(indices.shape):  # indices larger than data in another dim read beyond it there
+        if dim != axis and size > data.shape[dim] and not indices.is_meta:
+            raise RuntimeError(_out_of_range(data, dim))
     return _index(data, [indices if d == axis else _along(n, d, indices.dim(), data.device)
-                         for d, n in enumerate(indices.shape)])
+                         for d, n in enumerate(indices.shape)], [axis])
 
 
 def _gather_nd(data, indices, batch):
     """ONNX GatherND with `batch` batch dims: output = indices.shape[:-1] + data.shape[batch + k:]."""
     grids = [_along(n, d, indices.dim() - 1, data.device) for d, n in enumerate(indices.shape[:batch])]
-    return _index(data, grids + list(indices.unbind(-1)))
+    return _index(data, grids + list(indices.unbind(-1)), range(batch, batch + indices.shape[-1]))
 
 
 class IGatherLayer(ILayer):
