@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
@@ -31,6 +32,10 @@ CONV = {
     "same_ignores_explicit": ((1, 2, 6, 6), 2, (3, 3), 1, (1, 1), (1, 1), (2, 2), (2, 2), UPPER, (1, 1, 1, 1)),
     "3d": ((1, 2, 5, 6, 7), 4, (3, 3, 3), 1, (1, 2, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), DOWN, (1, 1) * 3),
     "3d_groups_dilated": ((1, 4, 7, 7, 7), 2, (2, 3, 3), 2, (1, 1, 2), (2, 1, 1), (0,) * 3, (0,) * 3, DOWN, (0,) * 6),
+    "patches": ((2, 3, 8, 12), 5, (4, 4), 1, (4, 4), (1, 1), (0, 0), (0, 0), DOWN, (0, 0, 0, 0)),
+    "patches_with_remainder": ((1, 3, 9, 10), 5, (2, 3), 1, (2, 3), (1, 1), (0, 0), (0, 0), DOWN, (0, 0, 0, 0)),
+    "patches_padded": ((1, 2, 6, 6), 3, (4, 4), 1, (4, 4), (1, 1), (1, 1), (1, 1), DOWN, (1, 1, 1, 1)),
+    "patches_grouped": ((1, 4, 8, 8), 2, (2, 2), 2, (2, 2), (1, 1), (0, 0), (0, 0), DOWN, (0, 0, 0, 0)),
 }
 
 
@@ -46,6 +51,18 @@ def test_convolution_matches_torch(run_network, bias, shape, maps, kernel, group
                                             post_padding=post, padding_mode=mode).get_output(0), [x])
     conv = F.conv2d if len(kernel) == 2 else F.conv3d
     torch.testing.assert_close(out, conv(F.pad(x, pads), w, b, stride, 0, dilation, groups))
+
+
+def test_windows_tiling_the_input_are_one_matrix_product():
+    """A patch embedding (stride = kernel size) is a GEMM over the patches, not a convolution kernel."""
+    layer = trt.IConvolutionLayer.__new__(trt.IConvolutionLayer)
+    for name, value in dict(kernel_size_nd=(4, 4), stride_nd=(4, 4), dilation_nd=(1, 1), num_groups=1,
+                            num_output_maps=5, padding_mode=DOWN, pre_padding=(0, 0), post_padding=(0, 0)).items():
+        object.__setattr__(layer, name, trt.Dims(value) if name.endswith("nd") or name.endswith("padding") else value)
+    weights = {"kernel": torch.randn(5 * 3 * 16), "bias": torch.randn(5)}
+    graph = make_fx(lambda x: layer._compute([x], weights))(torch.randn(2, 3, 8, 12))
+    targets = {node.target for node in graph.graph.nodes}
+    assert torch.ops.aten.addmm.default in targets and torch.ops.aten.convolution.default not in targets
 
 
 # (input shape, maps, kernel, groups, stride, dilation, pre, post, mode, expected crop (pre, post) of the full output)
