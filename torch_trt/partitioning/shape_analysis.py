@@ -74,7 +74,8 @@ def analyze(graph, input_specs, device, examples=None):
     varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
     runs_to_try = [("opt", examples, True)] + varied + [("opt", None, False)]
     runs = []
-    with torch.no_grad(), torch.random.fork_rng(devices=_cuda_indices(device)):
+    # Unoptimized execution: the profiling executor would spend its first runs, all there are, recording and fusing.
+    with torch.no_grad(), torch.jit.optimized_execution(False), torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
         for which, given, required in runs_to_try:
             run = _run(function, kinds, input_specs, which, given, device, required)
