@@ -128,6 +128,40 @@ def test_dropping_a_loaded_module_frees_its_engine():
     assert not added & set(engine_manager._RUNNERS)
 
 
+def _scaled(scale):
+    return torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4)).eval().requires_grad_(
+        False).apply(lambda m: m.weight.mul_(scale) if isinstance(m, torch.nn.Linear) else None)
+
+
+def _runners_added_while(run):
+    """The keys of the runners `run()` loads (each test compiles its own weights, so its engines are new)."""
+    before = set(engine_manager._RUNNERS)
+    run()
+    return set(engine_manager._RUNNERS) - before
+
+
+def test_dropping_a_compiled_module_frees_its_engine():
+    """TorchScript keeps the code of scripted and frozen modules for the life of the process; the compiled module's
+    engines must not stay with it."""
+    compiled = torch_trt.compile(torch.jit.script(_scaled(7.0)), inputs=[torch.randn(3, 16)], target="reference",
+                                 device="cpu", min_block_size=1)
+    added = _runners_added_while(lambda: compiled(torch.randn(3, 16)))
+    assert len(added) == 1
+    del compiled
+    gc.collect()
+    assert not added & set(engine_manager._RUNNERS)
+
+
+def test_dynamo_reset_frees_the_engines():
+    model = torch.compile(_scaled(11.0), backend="tensorrt", options={"target": "reference", "device": "cpu"})
+    added = _runners_added_while(lambda: model(torch.randn(3, 16)))
+    assert len(added) == 1
+    del model
+    torch._dynamo.reset()
+    gc.collect()
+    assert not added & set(engine_manager._RUNNERS)
+
+
 def test_two_modules_share_one_runner_until_both_are_gone():
     buffer = io.BytesIO()
     torch.jit.save(_compile(scale=5.0), buffer)
@@ -195,3 +229,18 @@ def test_calls_enqueue_on_the_engines_own_stream():
     assert streams == [runner.stream.cuda_stream] * 2 and runner.stream.cuda_stream != 0
     torch.testing.assert_close(on_default, torch.relu(x))
     torch.testing.assert_close(on_side, torch.relu(x))
+
+
+@CUDA
+def test_capture_uses_only_the_engines_stream():
+    """Warm-up and capture of a CUDA graph enqueue on the engine's stream: every other stream a call touches gets a
+    cuBLAS workspace of its own (32 MiB on an H100), held for the life of the process."""
+    data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
+    runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
+    runner.context = _StreamSpy(runner.context)
+    x = torch.randn(2, 3, device="cuda")
+    runner([x])  # warms up and captures
+    (replayed,) = runner([x])
+    torch.cuda.synchronize()
+    assert runner.context.streams == [runner.stream.cuda_stream] * 2  # warm-up and capture; the replay enqueues none
+    torch.testing.assert_close(replayed, torch.relu(x))

@@ -1,13 +1,14 @@
 """The pipeline both front doors share: lower -> partition -> convert and build -> stitch.
 
 `compile_frozen(module, input_specs, settings, device, examples=None)` rewrites the frozen module's forward
-graph in place, so the result is a ScriptModule that `torch.jit.save` writes as one file.
+graph and returns it as a ScriptModule of its own (`torch.jit.save` writes it as one file).
 `build_engines` is everything before stitching, which `explain` shares so both give one answer.
 Every engine is built before the graph is stitched, so a failed build leaves the graph as partitioned.
 """
 
 import contextlib
 import dataclasses
+import io
 import logging
 import time
 
@@ -40,7 +41,25 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
         torch._C._jit_pass_lint(graph)
         if settings.debug:
             logger.info("compiled graph:\n%s", graph)
-    return module
+    return _owning_its_code(module)
+
+
+def _owning_its_code(module):
+    """`module` loaded back from its saved bytes: a module that owns its code and constants.
+
+    TorchScript keeps the methods of every scripted, traced and frozen module in one compilation unit for the life
+    of the process, so the engines stitched into `module` would outlive every user of it, and so would their
+    runners (weights, contexts and CUDA graphs on the device). A loaded module has a compilation unit of its own;
+    the original gives up its tensor constants.
+    """
+    buffer = io.BytesIO()
+    torch.jit.save(module, buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    for constant in module.graph.findAllNodes("prim::Constant"):
+        if constant.output().type().kind() == "TensorType":
+            constant.t_("value", torch.empty(0))
+    return loaded
 
 
 def build_engines(module, input_specs, settings, device, examples=None):

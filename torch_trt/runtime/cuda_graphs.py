@@ -1,9 +1,9 @@
 """CUDA graphs around an engine call: captured once per input shape, replayed with no per-layer launch.
 
 `GraphedCalls(execute, device)` wraps `execute(tensors) -> outputs` (the engine call: set shapes and
-addresses, enqueue). The first call at a new input shape warms up on a side stream (code
-generation happens there), then captures one call into a CUDA graph whose inputs and outputs
-are static buffers; later calls at that shape copy the inputs in, replay, and return copies of
+addresses, enqueue), called on a stream other than the legacy default one (the engine's own). The first
+call at a new input shape warms up (code generation happens there), then captures one call on that same
+stream into a CUDA graph whose inputs and outputs are static buffers; later calls at that shape copy the inputs in, replay, and return copies of
 the outputs (the buffers are reused by the next replay). Both targets enqueue capturably
 (TensorRT's enqueueV3 and the reference's generated program). An engine whose call cannot be
 captured (it synchronizes with the host) runs uncaptured from then on, and so does every shape
@@ -50,15 +50,10 @@ class GraphedCalls:
     def _capture(self, tensors):
         """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""
         inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
-        current = torch.cuda.current_stream(self.device)
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(current)
-        with torch.cuda.stream(side):
-            self.execute(inputs)  # code generation and lazy allocations happen outside the capture
-        current.wait_stream(side)
+        self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         graph = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(graph, pool=self.pool):
+        try:  # on the caller's (the engine's) stream: each new stream would get a cuBLAS workspace of its own (32 MiB)
+            with torch.cuda.graph(graph, pool=self.pool, stream=torch.cuda.current_stream(self.device)):
                 outputs = self.execute(inputs)
         except RuntimeError as error:
             self.capturable = False
