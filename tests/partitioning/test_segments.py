@@ -159,7 +159,7 @@ def test_in_place_write_reaches_the_caller():
 def test_truncation_casts_around_the_engine(check_partition):
     compiled, report = check_partition(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
                                        truncate_long_and_double=True)
-    assert "%i.1 (3, 4):int64" in report.segments[0].inputs
+    assert "%i.1 (3, 4):int64, int32 in the engine" in report.segments[0].inputs  # the report shows the cast
     assert str(compiled.graph).count("aten::to(") == 1  # int64 -> int32 before; the output is float32
 
 

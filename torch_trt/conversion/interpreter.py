@@ -63,7 +63,8 @@ def convert_node(ctx, node):
 
 
 def convert_graph(ctx, graph, input_specs):
-    """Add the graph's inputs (named input_i), convert every node, mark its outputs (named output_i)."""
+    """Add the graph's inputs (named input_i), convert every node, mark its outputs (named output_i; an INT8 one
+    as INT32, which partitioning casts back: partitioning/boundary.py)."""
     for index, (value, spec) in enumerate(zip(graph.inputs(), input_specs)):
         ctx.value_tensor_map[value] = ctx.net.add_input(f"input_{index}", trt_dtype(ctx.trt, spec.dtype),
                                                         spec.shape)
@@ -79,6 +80,8 @@ def convert_graph(ctx, graph, input_specs):
                 raise TorchTRTError(f"graph output %{value.debugName()} is {evaluated!r}, not a tensor; only tensors "
                                     "can leave an engine")
             tensor = ctx.constant(evaluated)
+        if tensor.dtype == ctx.trt.DataType.INT8:  # INT8 IO needs Q/DQ: it leaves as INT32, cast back after the call
+            tensor = ctx.net.add_cast(tensor, ctx.trt.DataType.INT32).get_output(0)
         if tensor.is_network_input or any(tensor is other for other in marked):
             tensor = ctx.net.add_identity(tensor).get_output(0)  # an IO tensor cannot be both, or marked twice
         tensor.name = f"output_{index}"

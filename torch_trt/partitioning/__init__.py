@@ -3,7 +3,8 @@
 `partition(graph, settings, input_specs, device, examples=None, refused=None)` runs shape analysis (shape_analysis.py),
 decides where each node runs and groups nodes into segments (segmenter.py, asking support.py),
 rewrites the graph so each segment is contiguous (materialize.py) and fills each segment's
-boundary, engine input specs and truncation casts. It returns the segments in execution order
+boundary, engine input specs and the casts around engines (boundary.py: int64/float64 narrowed by
+truncate_long_and_double, int8/uint8 held as int32). It returns the segments in execution order
 with the report (report.py); with require_full_compilation=True any fallback is an
 UnsupportedOperatorError listing each node, its schema and why.
 """
@@ -11,7 +12,7 @@ UnsupportedOperatorError listing each node, its schema and why.
 from dataclasses import dataclass
 
 from ..errors import UnsupportedOperatorError, describe_node
-from ..targets.dtypes import TRUNCATED_DTYPES
+from .boundary import input_cast, output_cast
 from .materialize import materialize
 from .report import PartitionReport, build_report
 from .segment import Segment, SegmentKind, extract_graph
@@ -48,11 +49,11 @@ def partition(graph, settings, input_specs, device, examples=None, refused=None)
 
 
 def _engine_io(segment, infos, settings):
-    """Input specs and boundary casts: int64/float64 cross narrowed when truncate_long_and_double allows it."""
-    narrow = TRUNCATED_DTYPES if settings.truncate_long_and_double else {}
-    segment.input_casts = [narrow.get(infos[v].dtype) for v in segment.inputs]
+    """Input specs and boundary casts: tensors of dtypes the engine holds in another cross cast (boundary.py)."""
+    nodes = set(segment.nodes)
+    segment.input_casts = [input_cast(v, infos, settings, nodes) for v in segment.inputs]
     segment.input_specs = [infos[v].spec(cast) for v, cast in zip(segment.inputs, segment.input_casts)]
-    segment.output_casts = [infos[v].dtype if infos[v].dtype in narrow else None for v in segment.outputs]
+    segment.output_casts = [output_cast(infos[v], settings) for v in segment.outputs]
 
 
 __all__ = ["partition", "Partition", "PartitionReport", "Segment", "SegmentKind", "extract_graph"]

@@ -1,5 +1,8 @@
 """The partition report: each segment's kind, ops and boundary shapes, and why each PyTorch node fell back.
 
+A tensor an engine holds in another dtype, cast at its boundary (boundary.py), reads `%x (4,):int8, int32 in the
+engine`.
+
 `build_report(segments, glue, infos)` is taken before stitching (which deletes engine nodes);
 `str(report)` is what `debug=True` logs and what `torch_trt.explain` users read.
 """
@@ -8,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import describe_node
+from .boundary import HELD_DTYPES
 from .support import is_tensor
 
 
@@ -79,18 +83,25 @@ def build_report(segments, glue, infos):
 
 
 def _segment_report(segment, infos):
+    held_outputs = [cast and HELD_DTYPES[cast] for cast in segment.output_casts or [None] * len(segment.outputs)]
     return SegmentReport(segment.kind.value, [node.kind() for node in segment.nodes],
-                         [_describe(value, infos) for value in segment.inputs],
-                         [_describe(value, infos) for value in segment.outputs],
+                         [_describe(value, infos, held) for value, held in
+                          zip(segment.inputs, segment.input_casts or [None] * len(segment.inputs))],
+                         [_describe(value, infos, held) for value, held in zip(segment.outputs, held_outputs)],
                          [(describe_node(node), reason) for node, reason in segment.reasons.items()])
 
 
-def _describe(value, infos):
-    """`%x (2, 3):float32` for tensors; `%n int = 4` for other values."""
+def _describe(value, infos, held=None):
+    """`%x (2, 3):float32` for tensors (`%x (2, 3):int8, int32 in the engine` when cast at the boundary);
+    `%n int = 4` for other values."""
     info = infos.get(value)
     if is_tensor(value):
-        return f"%{value.debugName()} {info.describe()}"
+        return f"%{value.debugName()} {info.describe()}" + (f", {_name(held)} in the engine" if held else "")
     return f"%{value.debugName()} {value.type()}" + (f" {info.describe()}" if info else "")
+
+
+def _name(dtype):
+    return str(dtype).replace("torch.", "")
 
 
 def _ops(kinds):

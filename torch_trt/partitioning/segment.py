@@ -16,9 +16,10 @@ class Segment:
     """Nodes in execution order; `inputs` are values they use from outside, `outputs` values used outside.
 
     Engine segments also carry one torch_trt.Input per input (`input_specs`), and the casts the
-    stitched graph does around the engine call (`input_casts` / `output_casts`: a dtype or None per
-    value) when truncate_long_and_double narrows int64/float64. PyTorch segments carry, per node,
-    the Reason it could not run in an engine (`reasons`).
+    stitched graph does around the engine call (`input_casts`: the dtype an input is cast to, and
+    `output_casts`: the dtype an output is cast back to, or None per value) for the dtypes engines
+    hold in another (boundary.py). PyTorch segments carry, per node, the Reason it could not run in
+    an engine (`reasons`).
     """
 
     kind: SegmentKind

@@ -14,9 +14,10 @@ Placed nodes are list-scheduled in a topological order that keeps one kind going
 and segments are the runs of that order; being contiguous runs of a topological order, they
 cannot form a cycle. Nodes that write memory, have side effects or sub-blocks, or draw random
 numbers are barriers no node is moved across. Engine runs with fewer than min_block_size
-converted ops, and engine nodes that would pass a non-tensor (or, without truncation, an int64
-tensor) across their run's boundary, go to PyTorch and the schedule is redone until nothing
-changes (each round only moves nodes to PyTorch, so it ends).
+converted ops, engine nodes that would pass a non-tensor across their run's boundary, and engine
+nodes that need exact an int8/uint8 value their run computes only modulo 256 (boundary.py) go to
+PyTorch and the schedule is redone until nothing changes (each round only moves nodes to PyTorch,
+so it ends).
 """
 
 import heapq
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 from ..conversion.evaluators.aten import RUNTIME_INT_OPS
 from ..lowering.mutation import writes_in_place
+from .boundary import overflow_demotions
 from .segment import Segment, SegmentKind, top_level_node, used_values
 from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
                       writes_inputs)
@@ -202,7 +204,8 @@ def _runs(order, kinds):
 
 
 def _demotions(runs, reasons, rebuilt, infos, settings):
-    """Engine nodes to move to PyTorch: non-tensors or int64 crossing their run's boundary, or too small a run."""
+    """Engine nodes to move to PyTorch: non-tensors crossing their run's boundary, int8/uint8 values needed exact
+    that their run computes modulo 256, or too small a run."""
     demoted = {}
     for kind, run in runs:
         if kind != ENGINE:
@@ -218,6 +221,7 @@ def _demotions(runs, reasons, rebuilt, infos, settings):
                     boundary_problem(value, infos.get(value), settings)
                 if problem:
                     demoted[node] = problem
+        demoted.update(overflow_demotions(run, infos))
         converted = sum(map(is_converted, run))
         if not demoted.keys() & inside and converted < settings.min_block_size \
                 and not settings.require_full_compilation:

@@ -2,13 +2,15 @@
 
 `unsupported_reason(node, settings)` asks the converter and evaluator registries and the user's
 `torch_executed_ops`, and keeps reads of tensor data out of compile-time values. `engine_reason(node, settings, facts)` combines it with what the graph and
-shape analysis know: control flow, in-place mutation, tensor dtypes and data-dependent shapes.
+shape analysis know: control flow, in-place mutation, tensor dtypes (and int8/uint8 arithmetic, boundary.py) and
+data-dependent shapes.
 Each answer is None (the node may run in an engine) or a Reason with a code for the report.
 """
 
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
 from ..targets.dtypes import ENGINE_DTYPES, TRUNCATED_DTYPES
+from .boundary import small_int_problem
 
 
 def op_names(node):
@@ -111,7 +113,7 @@ def _dtypes(node, settings, facts):
         if info is not None and info.dtype not in allowed:
             hint = " (allowed with truncate_long_and_double=True)" if info.dtype in TRUNCATED_DTYPES else ""
             return Reason(Code.DTYPE, f"tensor %{value.debugName()} has dtype {info.dtype}{hint}")
-    return None
+    return small_int_problem(node, facts)
 
 
 def _shapes(node, settings, facts):
