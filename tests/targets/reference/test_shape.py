@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import torch_trt.targets.reference as trt
+from torch_trt.targets.reference.layers.shape import known
 
 from .conftest import RecordingLogger, host_engine
 
@@ -196,6 +197,75 @@ def test_a_small_fill_of_a_shape_tensor_is_one_too():
     assert tuple(output.shape) == (-1,)
     x = torch.randn(3, 4)
     torch.testing.assert_close(_run(engine, x), x.reshape(12))
+
+
+# -- shape tensors made by broadcasting (a stride-0 slice, an elementwise) or a gather set up after add_gather_v2
+# carry their values at their own shape: each makes the reshape dims of x ------------------------------------------
+
+def _then(network, x, dims):
+    """x reshaped to the shape tensor `dims`."""
+    layer = network.add_shuffle(x)
+    layer.set_input(1, dims)
+    return layer.get_output(0)
+
+
+def _repeated(network, values, times):
+    """The shape tensor `values` ([v]) read `times` times with stride 0: [v] * times."""
+    return network.add_slice(values, (0,), (times,), (0,)).get_output(0)
+
+
+def _broadcast(network, values, times):
+    """[v] + [0] * times: elementwise broadcasting [v] to [v] * times."""
+    return network.add_elementwise(values, _constant(network, [0] * times), OP.SUM).get_output(0)
+
+
+def _any_rows_then(network, dims):
+    """[-1] + dims: as many rows as x's volume leaves, then `dims`."""
+    dims = network.add_concatenation([_constant(network, [-1]), dims])
+    dims.axis = 0
+    return dims.get_output(0)
+
+
+def _gathered(network, axis):
+    """[3, 2] gathered (ELEMENT) from a [1, 4] shape tensor along `axis`, set after add_gather_v2 as converters do: on
+    axis 0 (the default it is added with) index 1 reads outside the data (BERT's token_type_ids gather)."""
+    layer = network.add_gather_v2(_constant(network, [[2, 3, 9, 9]]), _constant(network, [[1, 0]], np.int32),
+                                  trt.GatherMode.ELEMENT)
+    layer.axis = axis
+    flat = network.add_shuffle(layer.get_output(0))
+    flat.reshape_dims = (2,)
+    return flat.get_output(0)
+
+
+BROADCAST_VALUES = {
+    "slice_stride_0_of_a_constant": ((8,), lambda net, x: _repeated(net, _constant(net, [2]), 3), (2, 2, 2)),
+    "elementwise_broadcast_of_constants": ((8,), lambda net, x: _broadcast(net, _constant(net, [2]), 3), (2, 2, 2)),
+    "slice_stride_0_of_a_shape": ((-1, 3), lambda net, x: _any_rows_then(net, _repeated(net, _dim(net, x, 1), 2)),
+                                  (-1, 3, 3)),
+    "elementwise_broadcast_of_a_shape": ((-1, 3), lambda net, x: _any_rows_then(net, _broadcast(net, _dim(net, x, 1),
+                                                                                                2)), (-1, 3, 3)),
+    "gather_whose_axis_is_set_after_add": ((6,), lambda net, x: _gathered(net, 1), (3, 2)),
+}
+
+
+@pytest.mark.parametrize("shape, dims, expected", BROADCAST_VALUES.values(), ids=BROADCAST_VALUES.keys())
+def test_broadcast_and_gathered_shape_tensors_keep_their_values(shape, dims, expected):
+    _, engine = host_engine(lambda network, x: _then(network, x, dims(network, x)), shape)
+    for rows in (3, 6) if -1 in shape else (shape[0],):
+        x = torch.randn((rows,) + shape[1:])
+        torch.testing.assert_close(_run(engine, x), x.reshape(expected))
+
+
+def test_a_gather_reading_outside_its_shape_tensor_is_no_shape_tensor(refused_at_build):
+    errors = refused_at_build(lambda network, x: _then(network, x, _gathered(network, 0)), [((6,), trt.float32)])
+    assert "shuffle reshape dims (input 1) must be a shape tensor" in errors
+
+
+def test_values_at_another_shape_than_their_tensor_fail_loudly():
+    """A layer carrying values of its input's size (a broadcast's, say) is a bug in the reference: never a shape."""
+    with pytest.raises(AssertionError, match=r"internal error .* values of shape \(1,\) carried by a shape tensor "
+                                             r"of shape \(3,\)"):
+        known(torch.empty(3, dtype=torch.int64, device="meta"), torch.tensor([2]))
 
 
 def _shuffle_to(dims_of):

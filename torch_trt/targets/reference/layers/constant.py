@@ -27,7 +27,8 @@ class IConstantLayer(ILayer):
         if values is None:  # zero-volume weights during shape inference
             return torch.empty(tuple(self.shape), dtype=TORCH_DTYPE[self.weights.dtype], device="meta")
         if values.is_meta and volume(self.shape) <= SHAPE_TENSOR_VOLUME:  # shape inference: a small constant
-            return known(values.reshape(tuple(self.shape)), self._host_values())  # may be a shape tensor
+            shape = tuple(self.shape)
+            return known(values.reshape(shape), self._host_values().reshape(shape))  # may be a shape tensor
         return values.reshape(tuple(self.shape))
 
     def _host_values(self):

@@ -13,7 +13,7 @@ from ...dtypes import INDEX_DTYPES
 from ..enums import GatherMode, LayerType
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
-from .shape import keeps_values
+from .shape import keeps_values_if
 
 # Data types TensorRT's gather accepts (no UINT8).
 _TYPES = (torch.bool, torch.int8, torch.int32, torch.int64, torch.float8_e4m3fn, torch.float16, torch.float32,
@@ -118,18 +118,31 @@ class IGatherLayer(ILayer):
             return
         values = torch.from_numpy(producer.weights.numpy().astype("int64")).reshape(tuple(producer.shape))
         static = [d != -1 for d in self._inputs[0].shape]
-        if self.mode == GatherMode.ND:
-            ranges = [(values[..., k], self.num_elementwise_dims + k) for k in range(values.shape[-1])]
-        else:
-            ranges = [(values, self.axis)]
-        for subscripts, dim in ranges:
+        for subscripts, dim in self._subscripts(values):
             size = inputs[0].shape[dim]
             if static[dim] and subscripts.numel():
                 low, high = int(subscripts.min()), int(subscripts.max())
                 check(0 <= low and high < size, f"gather indices hold {low if low < 0 else high}, outside [0, {size}) "
                       f"of data dim {dim} {tuple(inputs[0].shape)}; TensorRT does not define out-of-range indices")
 
-    @keeps_values  # gathering entries of a shape tensor (one dim of a shape) gives a shape tensor
+    def _subscripts(self, indices):
+        """(subscripts, the data dim they read) for each data dim that `indices` address."""
+        if self.mode == GatherMode.ND:
+            return [(indices[..., k], self.num_elementwise_dims + k) for k in range(indices.shape[-1])]
+        return [(indices, self.axis)]
+
+    def _reads_inside(self, inputs):
+        """Whether the gather of host `inputs` reads inside the data only. A gather of shape tensors that does not
+        (ELEMENT's on axis 0 of a [1, N] shape tensor, until the converter sets its axis) has no values: its reads
+        fail when the engine runs, if it still makes them then."""
+        data, indices = inputs
+        beyond = self.mode == GatherMode.ELEMENT and any(n > data.shape[d] for d, n in enumerate(indices.shape)
+                                                         if d != self.axis)
+        return not beyond and all(bool(((subscripts >= 0) & (subscripts < data.shape[dim])).all())
+                                  for subscripts, dim in self._subscripts(indices))
+
+    # Gathering entries of a shape tensor (one dim of a shape) gives a shape tensor.
+    @keeps_values_if(_reads_inside)
     def _compute(self, inputs, weights):
         data, indices = inputs[0], inputs[1].long()
         if self.mode == GatherMode.ND:

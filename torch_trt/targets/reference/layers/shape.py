@@ -58,30 +58,45 @@ def _values_or_self(value):
 
 
 def known(meta, values):
-    """`meta` knowing `values`, when they are small enough for a shape tensor and on the host; else `meta`."""
+    """`meta` knowing `values`, when they are small enough for a shape tensor and on the host; else `meta`. The values
+    must have `meta`'s shape: values at other sizes (a layer's own, or a probe's) are a bug in the layer making them."""
     meta = meta.as_subclass(torch.Tensor)
-    if not isinstance(values, torch.Tensor) or values.device.type != "cpu" or values.numel() > SHAPE_TENSOR_VOLUME:
+    if not isinstance(values, torch.Tensor):
         return meta
-    return KnownValues(meta, values.reshape(meta.shape).to(meta.dtype))
+    if values.shape != meta.shape:
+        raise AssertionError(f"internal error in the reference: values of shape {tuple(values.shape)} carried by a "
+                             f"shape tensor of shape {tuple(meta.shape)}; the layer making them must compute them at "
+                             "its output's shape, or carry none")
+    if values.device.type != "cpu" or values.numel() > SHAPE_TENSOR_VOLUME:
+        return meta
+    return KnownValues(meta, values.to(meta.dtype))
+
+
+def keeps_values_if(computable):
+    """keeps_values for a layer that cannot always compute on the values: `computable(layer, values)` says whether it
+    can (a gather cannot when its indices read outside its data); when not, the result is no shape tensor."""
+
+    def decorate(compute):
+        @functools.wraps(compute)
+        def wrapped(self, inputs, weights):
+            result = compute(self, inputs, weights)
+            given = [t for t in inputs if t is not None]
+            if not given or not all(map(knows_values, given)) or result.numel() > SHAPE_TENSOR_VOLUME:
+                return result
+            values = [None if t is None else t.host_values for t in inputs]
+            if not computable(self, values):
+                return result
+            return known(result, compute(self, values, weights))
+
+        return wrapped
+
+    return decorate
 
 
 def keeps_values(compute):
-    """For `_compute` of layers that make index tensors of their own (gather, slice, fill): when every input knows
-    its values and the result is small, compute on the values too, so a shape tensor stays one."""
-
-    @functools.wraps(compute)
-    def wrapped(self, inputs, weights):
-        result = compute(self, inputs, weights)
-        given = [t for t in inputs if t is not None]
-        if not given or not all(map(knows_values, given)) or result.numel() > SHAPE_TENSOR_VOLUME:
-            return result
-        try:
-            values = compute(self, [None if t is None else t.host_values for t in inputs], weights)
-        except RuntimeError:  # values carried at other sizes than the probes' (an expanded constant): not a shape
-            return result
-        return known(result, values)
-
-    return wrapped
+    """For `_compute` of layers that make index tensors of their own (slice, fill; gather uses keeps_values_if): when
+    every input knows its values and the result is small, compute on the values too, so a shape tensor stays one."""
+    return keeps_values_if(lambda layer, values: True)(compute)
 
 
 class _TensorInputAttributes(ILayer):
