@@ -18,6 +18,7 @@ and surfaces, as does a target that cannot be loaded (target="tensorrt" without 
 
 import enum
 import logging
+import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -230,20 +231,24 @@ class BakedArguments:
     """The baked arguments at a build: numbers (0-dim CPU tensors too) by value, tensors by identity and version."""
 
     values: list  # (position, number)
-    tensors: list  # (position, tensor)
-    versions: list  # (position, tensor version) of the tensors that have one
+    tensor_positions: tuple
+    tensors: tuple
+    versioned_positions: tuple  # of the tensors that have a version counter
+    versions: list
 
     @classmethod
     def of(cls, positions, args):
-        tensors = [(p, args[p]) for p in positions if _scalar(args[p]) is None]
-        return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensors,
-                   [(p, tensor._version) for p, tensor in tensors if tensor_version(tensor) is not None])
+        tensor_positions = tuple(p for p in positions if _scalar(args[p]) is None)
+        versioned = tuple(p for p in tensor_positions if tensor_version(args[p]) is not None)
+        return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensor_positions,
+                   tuple(args[p] for p in tensor_positions), versioned, [args[p]._version for p in versioned])
 
     def changed(self, args):
         """Whether a baked argument is another tensor, was written to, or is another number than at the build."""
-        if not all(args[p] is tensor for p, tensor in self.tensors):
+        # Every call checks every weight (hundreds of them): loops in C, not Python generators.
+        if not all(map(operator.is_, map(args.__getitem__, self.tensor_positions), self.tensors)):
             return True
-        if any(args[p]._version != version for p, version in self.versions):
+        if [args[p]._version for p in self.versioned_positions] != self.versions:
             return True
         for position, value in self.values:
             number = _scalar(args[position])

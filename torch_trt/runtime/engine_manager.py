@@ -97,6 +97,8 @@ class EngineRunner:
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
             self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+            # One event per direction, recorded again by each call (under the lock): no event made per call.
+            self.caller_done, self.engine_done = (torch.cuda.Event(), torch.cuda.Event()) if self.stream else (None,) * 2
             # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
             self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
@@ -138,11 +140,13 @@ class EngineRunner:
 
     def _run_on_engine_stream(self, tensors):
         """`run` on the engine's stream, ordered after the caller's stream's work and before its later work."""
-        caller = torch.cuda.current_stream(self.device)
-        self.stream.wait_stream(caller)
+        caller = torch.cuda.current_stream()  # of the engine's device: the call runs under its device guard
+        self.caller_done.record(caller)
+        self.stream.wait_event(self.caller_done)
         with torch.cuda.stream(self.stream):
             outputs = self.run(tensors)
-        caller.wait_stream(self.stream)
+        self.engine_done.record(self.stream)
+        caller.wait_event(self.engine_done)
         for tensor in tensors:  # the caching allocator must not reuse an input before the engine has read it
             tensor.record_stream(self.stream)
         for output in outputs:  # nor an output, made on the engine's stream, before the caller's stream used it
@@ -161,7 +165,7 @@ class EngineRunner:
             context.set_tensor_address(name, _address(output, self.placeholder))
             outputs.append(output)
         self.logger.errors.clear()  # each call reports its own errors, not every earlier call's
-        stream = torch.cuda.current_stream(self.device).cuda_stream if self.stream is not None else 0
+        stream = torch.cuda.current_stream().cuda_stream if self.stream is not None else 0
         if not context.execute_async_v3(stream):
             raise EngineIOError(f"engine execution failed: {'; '.join(self.logger.errors) or 'unknown reason'}")
         return outputs
