@@ -97,7 +97,7 @@ def test_runtime_path_is_recorded():
                 ("ICudaEngine", "get_tensor_mode"), ("ICudaEngine", "get_tensor_profile_shape"),
                 ("IExecutionContext", "set_input_shape"), ("IExecutionContext", "set_tensor_address"),
                 ("IExecutionContext", "get_tensor_shape"), ("IExecutionContext", "execute_async_v3"),
-                ("ILogger", "__init__")}
+                ("IErrorRecorder", "__init__")}
     assert expected <= calls, sorted(expected - calls)
     assert ("enum", "ActivationType", "RELU") in recorder.records
     assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)

@@ -19,7 +19,7 @@ from harness import scripted
 from torch_trt.backend import dynamo
 from torch_trt.errors import Code, TorchTRTError
 from torch_trt.targets.reference.builder import Builder
-from torch_trt.targets.reference.enums import Severity
+from torch_trt.targets.reference.enums import ErrorCodeTRT
 
 SETTINGS = {"target": "reference", "min_block_size": 1, "device": "cpu"}
 HELD = ", int32 in the engine"  # how the report shows a tensor the engine holds as int32
@@ -187,7 +187,7 @@ def test_dynamo_programs_cross_as_int32_and_match_eager(row, dynamo_builds):
 def test_a_refused_build_runs_its_segment_in_pytorch_or_names_its_ops(monkeypatch):
     """The builder names no node: its segment runs in PyTorch, and full compilation's error lists the ops."""
     def refuse(self, network, config):
-        self.logger.log(Severity.ERROR, "no tactic fits")
+        self.error_recorder.report_error(ErrorCodeTRT.UNSPECIFIED_ERROR, "no tactic fits")
         return None
 
     monkeypatch.setattr(Builder, "build_serialized_network", refuse)

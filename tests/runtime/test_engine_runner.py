@@ -90,22 +90,22 @@ def test_an_empty_output_gets_a_non_null_address():
 
 
 class _FailingContext(_AddressSpy):
-    """An execution context whose every execution fails, logging `failure <n>` as TensorRT logs its errors."""
+    """An execution context whose every execution fails, reporting `failure <n>` to its error recorder."""
 
-    def __init__(self, context, logger):
+    def __init__(self, context):
         super().__init__(context)
-        self.logger, self.calls = logger, 0
+        self.calls = 0
 
     def execute_async_v3(self, stream_handle):
         self.calls += 1
-        self.logger.log(trt.ILogger.ERROR, f"failure {self.calls}")
+        self._context.error_recorder.report_error(trt.ErrorCodeTRT.FAILED_EXECUTION, f"failure {self.calls}")
         return False
 
 
 def test_each_failed_call_reports_only_its_own_errors():
     data = _engine_bytes(lambda n, x: n.add_identity(x).get_output(0), (2, 3))
     runner = EngineRunner(data, "reference", torch.device("cpu"))
-    runner.context = _FailingContext(runner.context, runner.logger)
+    runner.context = _FailingContext(runner.context)
     for expected in ("failure 1", "failure 2"):
         with pytest.raises(EngineIOError) as raised:
             runner([torch.randn(2, 3)])

@@ -60,11 +60,12 @@ def test_reference_config_has_tf32_on_by_default_as_tensorrt():
 
 
 def test_build_error_names_what_the_network_logged_before_the_build():
-    """TensorRT logs a setter's misuse when it happens and later fails the build generically: report both."""
+    """TensorRT reports a setter's misuse when it happens and later fails the build generically: report both."""
     builder = reference.Builder(target_logger(reference))
     ctx = ConversionCtx(reference, builder, CompileSettings(target="reference"))
     ctx.net.add_input("input_0", reference.float32, (2,))
-    ctx.logger.log(reference.ILogger.ERROR, "ISliceLayer::setAxes: axes repeat an axis")  # as a setter logs it
+    builder.error_recorder.report_error(reference.ErrorCodeTRT.INVALID_ARGUMENT,  # as a setter reports it
+                                        "ISliceLayer::setAxes: axes repeat an axis")
     with pytest.raises(EngineBuildError, match="setAxes: axes repeat an axis.*no outputs"):
         build.build_engine(ctx, builder, [torch_trt.Input((2,))], torch.device("cpu"))
 

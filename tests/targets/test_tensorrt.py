@@ -14,7 +14,7 @@ import torch_trt.targets
 from conformance.fake_tensorrt import fake_tensorrt
 from conformance.manifest import Manifest
 from conformance.recorder import Recorder, report, violations
-from torch_trt.targets.target_logger import target_logger
+from torch_trt.targets.target_logger import error_recorder, target_logger
 from torch_trt.errors import TorchTRTError
 from torch_trt.targets import tensorrt as trt_target
 
@@ -111,17 +111,37 @@ def _recorded(fake):
     return recorder, recorder.module(fake)
 
 
-def test_target_logger_keeps_errors_and_forwards_the_rest(caplog):
-    """The one ILogger both targets get: errors are kept for the exception, warnings reach Python logging."""
+@pytest.mark.parametrize("level, python_logger", [(logging.INFO, True), (logging.DEBUG, True),
+                                                  (logging.WARNING, False)])
+def test_messages_go_through_python_only_when_torch_trt_logs_at_info(level, python_logger, caplog):
+    """A Python ILogger takes every message TensorRT emits (each one the GIL, VERBOSE included): it is the target's
+    logger only when torch_trt logs at INFO or below; otherwise TensorRT's own Logger filters at WARNING."""
     recorder, trt = _recorded(fake_tensorrt(MANIFEST))
-    trt_logger = target_logger(trt)
-    with caplog.at_level(logging.DEBUG, logger="torch_trt.targets.target_logger"):
-        for severity in ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE"):
-            trt_logger.log(getattr(trt.ILogger, severity), f"{severity} message")
-    assert trt_logger.errors == ["INTERNAL_ERROR message", "ERROR message"]
-    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING] == [
-        (logging.WARNING, "tensorrt: WARNING message")]
-    assert isinstance(trt_logger, trt.ILogger)
+    with caplog.at_level(level, logger="torch_trt"):
+        trt_logger = target_logger(trt)
+    assert isinstance(trt_logger, trt.ILogger) and isinstance(trt_logger, trt.Logger) != python_logger
+    assert target_logger(trt) is trt_logger  # TensorRT keeps the first logger of the process anyway
+    if python_logger:
+        with caplog.at_level(logging.DEBUG, logger="torch_trt.targets.target_logger"):
+            for severity in ("WARNING", "INFO", "VERBOSE"):
+                trt_logger.log(getattr(trt.ILogger, severity), f"{severity} message")
+        assert [(r.levelno, r.getMessage()) for r in caplog.records if r.name.endswith("target_logger")] == [
+            (logging.WARNING, "tensorrt: WARNING message"), (logging.DEBUG, "tensorrt: INFO message"),
+            (logging.DEBUG, "tensorrt: VERBOSE message")]
+    assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)
+
+
+def test_each_builder_and_runtime_keeps_its_own_errors():
+    """Errors go to the IErrorRecorder of the object that failed (networks and engines inherit their creator's),
+    so two builds never read each other's errors through the one process-wide logger."""
+    recorder, trt = _recorded(fake_tensorrt(MANIFEST))
+    first, second = error_recorder(trt), error_recorder(trt)
+    first.report_error(trt.ErrorCodeTRT.INVALID_ARGUMENT, "axes repeat an axis")
+    assert (first.errors, second.errors) == (["axes repeat an axis"], [])
+    assert (first.num_errors(), first.get_error_desc(0), first.get_error_code(0)) == (
+        1, "axes repeat an axis", trt.ErrorCodeTRT.INVALID_ARGUMENT)
+    first.clear()
+    assert first.num_errors() == 0 and not first.has_overflowed() and isinstance(first, trt.IErrorRecorder)
     assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)
 
 
@@ -147,7 +167,7 @@ def test_builder_helpers_use_only_real_api(tmp_path, caplog):
     assert {("IBuilderConfig", "create_timing_cache"), ("IBuilderConfig", "set_timing_cache"),
             ("IBuilderConfig", "get_timing_cache"), ("ITimingCache", "serialize"),
             ("ICudaEngine", "create_engine_inspector"), ("EngineInspector", "get_engine_information"),
-            ("IProgressMonitor", "__init__"), ("ILogger", "__init__")} <= calls
+            ("IProgressMonitor", "__init__")} <= calls
     assert ("enum", "ProfilingVerbosity", "DETAILED") in recorder.records
     assert not violations(recorder, MANIFEST), report(violations(recorder, MANIFEST), MANIFEST)
 

@@ -9,7 +9,7 @@ Fields:
     value_tensor_map     torch Value -> ITensor, for runtime values
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
     weights              host arrays handed to the network, kept alive until the build ends
-    logger               the target ILogger; keeps the errors the network reported (network_errors())
+    errors               the errors the builder's IErrorRecorder kept, the network's among them (network_errors())
 
 Call tree (interpreter.convert_graph):
     convert_graph
@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ..targets.dtypes import trt_dtype
+from ..targets.target_logger import error_recorder
 
 
 class NetworkRefusedError(RuntimeError):
@@ -48,10 +49,10 @@ class _NamingNetwork:
             return attribute
 
         def add(*args, **kwargs):
-            errors_before = len(self._ctx.logger.errors)
+            errors_before = len(self._ctx.errors)
             layer = attribute(*args, **kwargs)
             if layer is None:
-                reason = "; ".join(self._ctx.logger.errors[errors_before:]) or "no reason logged"
+                reason = "; ".join(self._ctx.errors[errors_before:]) or "no reason logged"
                 raise NetworkRefusedError(f"{name} was refused: {reason}")
             self._ctx.name_layer(layer)
             return layer
@@ -64,8 +65,9 @@ class ConversionCtx:
 
     def __init__(self, trt, builder, settings):
         self.trt, self.settings = trt, settings
-        self.logger = builder.logger
-        self._errors_before_network = len(self.logger.errors)
+        builder.error_recorder = error_recorder(trt)  # the network created below inherits it
+        self.errors = builder.error_recorder.errors
+        self._errors_before_network = len(self.errors)
         self.net = _NamingNetwork(builder.create_network(_creation_flags(trt)), self)
         self.value_tensor_map, self.evaluated_value_map = {}, {}
         self.weights = []
@@ -73,8 +75,9 @@ class ConversionCtx:
         self._layer_count = 0
 
     def network_errors(self):
-        """The errors the target logged since this network was created (setters log misuse, the build fails later)."""
-        return self.logger.errors[self._errors_before_network:]
+        """The errors the target reported since this network was created (setters report misuse, the build fails
+        later)."""
+        return self.errors[self._errors_before_network:]
 
     def name_layer(self, layer):
         """Name a new layer `<kind>/<first output's debug name>[/n]` after the node being converted."""

@@ -30,7 +30,7 @@ import torch
 from ..errors import EngineIOError
 from ..targets import device_guard, resolve_target
 from ..targets.dtypes import torch_dtype
-from ..targets.target_logger import target_logger
+from ..targets.target_logger import error_recorder, target_logger
 from .cuda_graphs import GraphedCalls
 
 logger = logging.getLogger(__name__)
@@ -88,12 +88,14 @@ class EngineRunner:
         trt = self.trt = resolve_target(target, device)
         self.device = device
         self.owners = {}  # id(engine tensor) -> its weakref.finalize
-        self.logger = target_logger(trt)
+        self.recorder = error_recorder(trt)  # the engine and its context inherit it from the runtime
         with device_guard(device):  # the engine's memory and context belong to its device
-            self.engine = trt.Runtime(self.logger).deserialize_cuda_engine(data)
+            runtime = trt.Runtime(target_logger(trt))
+            runtime.error_recorder = self.recorder
+            self.engine = runtime.deserialize_cuda_engine(data)
             if self.engine is None:
                 raise EngineIOError(f"cannot deserialize the {target} engine ({len(data)} bytes): "
-                                    f"{'; '.join(self.logger.errors) or 'unknown reason'}; the engine bytes are "
+                                    f"{'; '.join(self.recorder.errors) or 'unknown reason'}; the engine bytes are "
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
             self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
@@ -164,10 +166,10 @@ class EngineRunner:
             output = torch.empty(tuple(context.get_tensor_shape(name)), dtype=self.dtypes[name], device=self.device)
             context.set_tensor_address(name, _address(output, self.placeholder))
             outputs.append(output)
-        self.logger.errors.clear()  # each call reports its own errors, not every earlier call's
+        self.recorder.clear()  # each call reports its own errors, not every earlier call's
         stream = torch.cuda.current_stream().cuda_stream if self.stream is not None else 0
         if not context.execute_async_v3(stream):
-            raise EngineIOError(f"engine execution failed: {'; '.join(self.logger.errors) or 'unknown reason'}")
+            raise EngineIOError(f"engine execution failed: {'; '.join(self.recorder.errors) or 'unknown reason'}")
         return outputs
 
 

@@ -13,8 +13,8 @@ from .enums import (ActivationType, BuilderFlag, DataType, ElementWiseOperation,
                     NetworkDefinitionCreationFlag, PaddingMode, PoolingType, ProfilingVerbosity, ReduceOperation,
                     ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode,
                     ScatterMode, TensorIOMode, TensorLocation, TopKOperation, UnaryOperation, FillOperation,
-                    CumulativeOperation, LayerInformationFormat)
-from .logger import ILogger, Logger
+                    CumulativeOperation, LayerInformationFormat, ErrorCodeTRT)
+from .logger import IErrorRecorder, ILogger, Logger
 from .network import ILayer, INetworkDefinition, ITensor
 from .types import Dims, IHostMemory, Permutation, Weights, nptype, volume
 

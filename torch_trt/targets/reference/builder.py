@@ -5,7 +5,8 @@ profile, a profile outside an input's declared shape) by logging an error and re
 """
 
 from . import plan
-from .enums import BuilderFlag, DataType, MemoryPoolType, Severity
+from .enums import BuilderFlag, DataType, ErrorCodeTRT, MemoryPoolType, Severity
+from .logger import report_error
 from .network import INetworkDefinition, NetworkError
 from .types import IHostMemory, to_dims
 
@@ -81,6 +82,7 @@ class Builder:
     def __init__(self, logger):
         self._logger = logger
         self.max_threads = 1
+        self.error_recorder = None
 
     logger = property(lambda self: self._logger)
 
@@ -99,7 +101,8 @@ class Builder:
             data = plan.serialize(network, profiles, config.builder_optimization_level,
                                   config.get_flag(BuilderFlag.TF32))
         except NetworkError as error:
-            self._logger.log(Severity.ERROR, f"build_serialized_network: {error}")
+            report_error(self.error_recorder, self._logger, ErrorCodeTRT.INVALID_ARGUMENT,
+                         f"build_serialized_network: {error}")
             return None
         self._logger.log(Severity.INFO, f"Built reference engine: {network.num_layers} layers, {len(data)} bytes")
         return IHostMemory(data)

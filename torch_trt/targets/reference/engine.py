@@ -10,7 +10,8 @@ import numpy as np
 import torch
 
 from . import plan as plan_format
-from .enums import DataType, Severity, TensorIOMode, TensorLocation
+from .enums import DataType, ErrorCodeTRT, TensorIOMode, TensorLocation
+from .logger import report_error
 from .layers import LAYER_CLASSES
 from .program import build_program, compile_program
 from .types import TORCH_DTYPE, Dims
@@ -21,15 +22,19 @@ class Runtime:
 
     def __init__(self, logger):
         self._logger = logger
+        self.error_recorder = None
 
     logger = property(lambda self: self._logger)
 
     def deserialize_cuda_engine(self, serialized_engine):
         try:
-            return ICudaEngine(*plan_format.deserialize(serialized_engine), self._logger)
+            engine = ICudaEngine(*plan_format.deserialize(serialized_engine), self._logger)
         except plan_format.PlanError as error:
-            self._logger.log(Severity.ERROR, f"deserialize_cuda_engine: {error}")
+            report_error(self.error_recorder, self._logger, ErrorCodeTRT.INVALID_ARGUMENT,
+                         f"deserialize_cuda_engine: {error}")
             return None
+        engine.error_recorder = self.error_recorder
+        return engine
 
 
 class ICudaEngine:
@@ -37,6 +42,7 @@ class ICudaEngine:
 
     def __init__(self, plan, tensors, logger):
         self._logger = logger
+        self.error_recorder = None
         self._io = {entry["name"]: entry for entry in plan["io"]}
         self._io_names = [entry["name"] for entry in plan["io"]]
         self._profiles = plan["profiles"]
@@ -99,6 +105,7 @@ class IExecutionContext:
 
     def __init__(self, engine):
         self._engine = engine
+        self.error_recorder = engine.error_recorder
         self._shapes, self._addresses, self._shapes_by_inputs = {}, {}, {}
         self.name = ""
         self.debug_sync = False
@@ -158,7 +165,8 @@ class IExecutionContext:
         null = [n for n in engine._io_names if engine.get_tensor_mode(n) == TensorIOMode.OUTPUT
                 and self._addresses[n] == 0]
         if null:  # TensorRT refuses a null output address, even for an empty output
-            engine._logger.log(Severity.ERROR, f"execute_async_v3: output '{null[0]}' has a null address")
+            report_error(self.error_recorder, engine._logger, ErrorCodeTRT.INVALID_ARGUMENT,
+                         f"execute_async_v3: output '{null[0]}' has a null address")
             return False
         views = {n: _view(self._addresses[n], self.get_tensor_shape(n), TORCH_DTYPE[engine.get_tensor_dtype(n)],
                           engine._device) for n in engine._io_names}

@@ -77,4 +77,7 @@ ResizeRoundMode = _enum("ResizeRoundMode", HALF_UP=0, HALF_DOWN=1, FLOOR=2, CEIL
 FillOperation = _enum("FillOperation", LINSPACE=0, RANDOM_UNIFORM=1, RANDOM_NORMAL=2)
 CumulativeOperation = _enum("CumulativeOperation", SUM=0)
 ScatterMode = _enum("ScatterMode", ELEMENT=0, ND=1)
+ErrorCodeTRT = _enum("ErrorCodeTRT", SUCCESS=0, UNSPECIFIED_ERROR=1, INTERNAL_ERROR=2, INVALID_ARGUMENT=3,
+                     INVALID_CONFIG=4, FAILED_ALLOCATION=5, FAILED_INITIALIZATION=6, FAILED_EXECUTION=7,
+                     FAILED_COMPUTATION=8, INVALID_STATE=9, UNSUPPORTED_STATE=10)
 Severity = _enum("Severity", INTERNAL_ERROR=0, ERROR=1, WARNING=2, INFO=3, VERBOSE=4)

@@ -11,7 +11,8 @@ import re
 
 import torch
 
-from .enums import DataType, Severity, TensorLocation
+from .enums import DataType, ErrorCodeTRT, Severity, TensorLocation
+from .logger import report_error
 from .types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims
 
 _PROBES = (4099, 4111)  # sizes standing in for dynamic dims; a dim that differs between probes is dynamic
@@ -171,7 +172,7 @@ class INetworkDefinition:
         self._inputs, self._layers, self._outputs = [], [], []
         self._meta_cache = {}
         self.name = "Unnamed Network 0"
-        self.error_recorder = None
+        self.error_recorder = builder.error_recorder
 
     builder = property(lambda self: self._builder)
     flags = property(lambda self: self._flags)
@@ -228,7 +229,10 @@ class INetworkDefinition:
                 self._meta_cache.pop(id(output), None)
 
     def _log(self, severity, message):
-        self._builder.logger.log(severity, message)
+        if severity == Severity.ERROR:  # API misuse: TensorRT reports it as an invalid argument
+            report_error(self.error_recorder, self._builder.logger, ErrorCodeTRT.INVALID_ARGUMENT, message)
+        else:
+            self._builder.logger.log(severity, message)
 
     def _add(self, layer_cls, inputs, **attributes):
         """Create a layer, check TensorRT's rules on it, append it; log and return None on a violation."""
