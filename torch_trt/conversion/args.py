@@ -5,6 +5,8 @@ at compile time: int, float, list, tensor constant, None). The typed accessors c
 is and say clearly what was expected.
 """
 
+import numbers
+
 import torch
 
 
@@ -53,7 +55,12 @@ class Arg:
 
     def to_int_list(self):
         value = self._static((list, tuple, int), "a list of ints")
-        return [value] if isinstance(value, int) else [int(v) for v in value]
+        values = [value] if isinstance(value, int) else list(value)
+        runtime = [v for v in values if not isinstance(v, numbers.Number)]
+        if runtime:  # sizes read from a dynamic dim: ITensors
+            raise ArgError(f"argument '{self.name}' holds {len(runtime)} runtime value(s) where ints known at "
+                           "compile time are needed")
+        return [int(v) for v in values]
 
     def to_float_list(self):
         return [float(v) for v in self._static((list, tuple), "a list of numbers")]
