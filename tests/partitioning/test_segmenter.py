@@ -12,6 +12,16 @@ HEADER = """graph(%x : Tensor):
   %one : int = prim::Constant[value=1]()
 """
 
+RESHAPE_BY_A_SIZE = """
+  %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
+  %n : int = aten::size(%t, %zero)
+  %m : int = aten::mul(%n, %one)
+  %minus : int = prim::Constant[value=-1]()
+  %shape : int[] = prim::ListConstruct(%m, %minus)
+  %v : Tensor = aten::relu(%t)
+  %r : Tensor = aten::reshape(%v, %shape)
+  return (%r, %m)"""  # reads the size of an input the engine may not receive
+
 CASES = [  # id, IR body, expected [(kind, ops)], settings
     ("independent_blocks_join", """
   %a : Tensor = aten::relu(%x)
@@ -47,16 +57,10 @@ CASES = [  # id, IR body, expected [(kind, ops)], settings
   %i : int = aten::Int(%s)
   %y : Tensor = aten::mul(%x, %i)
   return (%y)""", [("E", ["aten::sum"]), ("T", ["aten::Int", "aten::mul"])], {}),
-    ("static_values_are_evaluated_in_the_engine", """
-  %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
-  %n : int = aten::size(%t, %zero)
-  %m : int = aten::mul(%n, %one)
-  %minus : int = prim::Constant[value=-1]()
-  %shape : int[] = prim::ListConstruct(%m, %minus)
-  %v : Tensor = aten::relu(%t)
-  %r : Tensor = aten::reshape(%v, %shape)
-  return (%r, %m)""", [("T", ["torch_trt_test::opaque"]),  # the size of %t, which the engine does not receive, is a constant
-                       ("E", ["aten::relu", "aten::mul", "prim::ListConstruct", "aten::reshape"])], {}),
+    # static: the size of %t, which the engine does not receive, is a constant
+    ("static_values_are_evaluated_in_the_engine", RESHAPE_BY_A_SIZE,
+     [("T", ["torch_trt_test::opaque"]), ("E", ["aten::relu", "aten::mul", "prim::ListConstruct", "aten::reshape"])],
+     {}),
     ("small_block_between_pytorch_ops", """
   %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
   %a : Tensor = aten::relu(%t)
@@ -86,16 +90,9 @@ def _assert_contiguous(graph, segments):
 
 DYNAMIC_ROWS = Input(min_shape=(1, 3), opt_shape=(4, 3), max_shape=(8, 3))
 DYNAMIC_CASES = [  # id, IR body, expected [(kind, ops)], the producers of the engine's inputs
-    ("dynamic_size_is_computed_in_the_engine", """
-  %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)
-  %n : int = aten::size(%t, %zero)
-  %m : int = aten::mul(%n, %one)
-  %minus : int = prim::Constant[value=-1]()
-  %shape : int[] = prim::ListConstruct(%m, %minus)
-  %v : Tensor = aten::relu(%t)
-  %r : Tensor = aten::reshape(%v, %shape)
-  return (%r, %m)""", [("T", ["torch_trt_test::opaque"]),
-                       ("E", ["aten::relu", "aten::size", "aten::mul", "prim::ListConstruct", "aten::reshape"])],
+    ("dynamic_size_is_computed_in_the_engine", RESHAPE_BY_A_SIZE,
+     [("T", ["torch_trt_test::opaque"]),
+      ("E", ["aten::relu", "aten::size", "aten::mul", "prim::ListConstruct", "aten::reshape"])],
      ["torch_trt_test::opaque"]),
     ("tensor_read_for_its_dynamic_size_enters_the_engine", """
   %t : Tensor = torch_trt_test::opaque(%x, %zero, %none)

@@ -135,6 +135,16 @@ def reshape_torch_sizes(ctx, tensor, sizes, copied=0):
     return layer.get_output(0)
 
 
+def drop_unit_dims(ctx, tensor, dims):
+    """`tensor` without its dims `dims`, all of size 1: they go last, and the reshape's 0s copy the kept ones (which
+    may be dynamic)."""
+    kept = [d for d in range(rank(tensor)) if d not in dims]
+    layer = ctx.net.add_shuffle(tensor)
+    layer.first_transpose = tuple(kept + list(dims))
+    layer.reshape_dims = (0,) * len(kept)
+    return layer.get_output(0)
+
+
 def unsqueeze(ctx, tensor, dim):
     """`tensor` with a size-1 dim inserted at `dim` (PyTorch's unsqueeze; negative dims count from rank + 1)."""
     dim = normalize_dim(dim, rank(tensor) + 1)

@@ -15,7 +15,7 @@ import torch
 
 from ..conversion.registry import converter
 from ..conversion.shape_tensors import arithmetic, dim_size, is_runtime, shape_vector, wrap_negative
-from ._helpers import normalize_dim, rank, reshape_torch_sizes
+from ._helpers import drop_unit_dims, normalize_dim, rank, reshape_torch_sizes
 
 _TO_END = 2 ** 63 - 1  # TorchScript's `end` for `x[a:]`
 
@@ -84,11 +84,7 @@ def entry(ctx, x, dim, index):
     only view x (a gather would read through an index tensor, checked on every call)."""
     layer = ctx.net.add_slice(x, (index,), (1,), (1,))
     layer.axes = (dim,)
-    kept = [d for d in range(rank(x)) if d != dim]
-    squeeze = ctx.net.add_shuffle(layer.get_output(0))  # the unit dim goes last; the reshape's 0s copy the others
-    squeeze.first_transpose = tuple(kept + [dim])
-    squeeze.reshape_dims = (0,) * len(kept)
-    return squeeze.get_output(0)
+    return drop_unit_dims(ctx, layer.get_output(0), [dim])
 
 
 @converter("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")

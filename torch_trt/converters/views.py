@@ -10,7 +10,7 @@ import math
 
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
-from ._helpers import normalize_dim, rank, reshape_torch_sizes, unsqueeze as unsqueeze_tensor
+from ._helpers import drop_unit_dims, normalize_dim, rank, reshape_torch_sizes, unsqueeze as unsqueeze_tensor
 
 
 def _permute(ctx, node, x, order):
@@ -92,12 +92,7 @@ def _squeeze(ctx, node, x, dims):
     dynamic = [d for d in dims if shape[d] == -1]
     if dynamic:
         raise NotImplementedError(f"squeeze of dim(s) {dynamic} of dynamic size in {tuple(shape)}")
-    dropped = [d for d in dims if shape[d] == 1]
-    kept = [d for d in range(len(shape)) if d not in dropped]
-    layer = ctx.net.add_shuffle(x)  # the dropped unit dims go last, and the reshape's 0s copy the kept ones
-    layer.first_transpose = tuple(kept + dropped)
-    layer.reshape_dims = (0,) * len(kept)
-    return ctx.set_output(node, layer)
+    return ctx.set_output(node, [drop_unit_dims(ctx, x, [d for d in dims if shape[d] == 1])])
 
 
 @converter("aten::squeeze(Tensor(a) self) -> Tensor(a)")

@@ -55,11 +55,16 @@ def _gather_default(data, indices, axis, batch):
     return _index(data, subscripts, [axis])
 
 
+def _overreach(data_shape, indices_shape, axis):
+    """The first dim other than `axis` where ELEMENT indices are larger than the data (and read beyond it), or None."""
+    return next((d for d, n in enumerate(indices_shape) if d != axis and n > data_shape[d]), None)
+
+
 def _gather_element(data, indices, axis):
     """ONNX GatherElements: output[J] = data[J with J[axis] replaced by indices[J]]."""
-    for dim, size in enumerate(indices.shape):  # indices larger than data in another dim read beyond it there
-        if dim != axis and size > data.shape[dim] and not indices.is_meta:
-            raise RuntimeError(_out_of_range(data, dim))
+    beyond = _overreach(data.shape, indices.shape, axis)
+    if beyond is not None and not indices.is_meta:
+        raise RuntimeError(_out_of_range(data, beyond))
     return _index(data, [indices if d == axis else _along(n, d, indices.dim(), data.device)
                          for d, n in enumerate(indices.shape)], [axis])
 
@@ -136,8 +141,7 @@ class IGatherLayer(ILayer):
         (ELEMENT's on axis 0 of a [1, N] shape tensor, until the converter sets its axis) has no values: its reads
         fail when the engine runs, if it still makes them then."""
         data, indices = inputs
-        beyond = self.mode == GatherMode.ELEMENT and any(n > data.shape[d] for d, n in enumerate(indices.shape)
-                                                         if d != self.axis)
+        beyond = self.mode == GatherMode.ELEMENT and _overreach(data.shape, indices.shape, self.axis) is not None
         return not beyond and all(bool(((subscripts >= 0) & (subscripts < data.shape[dim])).all())
                                   for subscripts, dim in self._subscripts(indices))
 
