@@ -29,7 +29,8 @@ def test_in_asks_for_an_argument_name():
     assert "unbiased" in args and "correction" not in args
 
 
-@pytest.mark.parametrize("value", [RUNTIME_TENSOR, torch.ones(2), 3, 2.5, True], ids=["runtime tensor", "constant tensor", "int", "float", "bool"])
+@pytest.mark.parametrize("value", [RUNTIME_TENSOR, torch.ones(2), 3, 2.5, True],
+                         ids=["runtime tensor", "constant tensor", "int", "float", "bool"])
 def test_an_operand_is_a_tensor_or_a_number(value):
     assert _args(other=value)["other"].operand() is value
 

@@ -33,7 +33,7 @@ def test_an_int_read_from_data_stays_in_pytorch_with_dynamic_shapes():
     spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(4, 4), max_shape=(8, 4))
     report = torch_trt.explain(module, inputs=[spec], target="reference", min_block_size=1)
     assert any(reason.code.value == "data-dependent value" for _, reason in report.fallbacks), report
-    compiled = torch_trt.compile(module, inputs=[spec], target="reference", min_block_size=1)
+    compiled = torch_trt.compile(module, inputs=[spec], target="reference", min_block_size=1, device="cpu")
     for x in (torch.full((3, 4), 1000.0), torch.randn(6, 4)):
         torch.testing.assert_close(compiled(x), module(x))
 
@@ -44,7 +44,8 @@ def test_sizes_of_dynamic_dims_are_computed_inside_the_engine():
     report = torch_trt.explain(module, inputs=[DYNAMIC_ROWS], target="reference", min_block_size=1,
                                require_full_compilation=True)
     assert report.kinds == ["engine"] and report.segments[0].ops.count("aten::size") == 2, report
-    compiled = torch_trt.compile(module, inputs=[DYNAMIC_ROWS], target="reference", min_block_size=1)
+    compiled = torch_trt.compile(module, inputs=[DYNAMIC_ROWS], target="reference", min_block_size=1,
+                                 device="cpu")
     for rows in (1, 5):
         x = torch.randn(rows, 3, 4)
         torch.testing.assert_close(compiled(x), module(x))
