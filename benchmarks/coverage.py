@@ -81,7 +81,7 @@ def dynamo_engine_calls(model, inputs):
 
     def backend(gm, example_inputs):
         compiled = tensorrt_backend(gm, example_inputs, options=DYNAMO_OPTIONS)
-        modules = [module for _, module, _ in getattr(compiled, "variants", [])]
+        modules = [variant.module for variant in getattr(compiled, "variants", [])]
         per_graph.append(sum(str(m.graph).count("torch_trt::execute_engine") for m in modules))
         return compiled
 

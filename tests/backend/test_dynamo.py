@@ -273,6 +273,18 @@ def _compiled_graphs(model, options):
     return torch.compile(model, backend=backend, dynamic=True), graphs
 
 
+@pytest.mark.parametrize("options,direct", [({}, True), ({"torch_executed_ops": {"aten::relu"}}, False)],
+                         ids=["fully converted", "partly in pytorch"])
+def test_only_a_graph_that_is_one_engine_call_skips_the_torchscript_interpreter(options, direct):
+    model = MLP().eval()
+    compiled, graphs = _compiled_graphs(model, {"min_block_size": 1, **options})
+    with torch.no_grad():
+        for x, in batches(4, 6):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    (variant,) = graphs[-1].variants
+    assert (variant.call is not variant.module) == direct
+
+
 def test_a_dynamic_engine_that_fails_to_build_gives_one_engine_per_shape(builds, monkeypatch, caplog):
     from torch_trt.backend import dynamo
     from torch_trt.errors import EngineBuildError

@@ -211,12 +211,12 @@ class _StreamSpy(_AddressSpy):
 
 
 @CUDA
-def test_calls_enqueue_on_the_engines_own_stream():
-    """Whatever the caller's stream, calls run in order on the engine's stream (never the legacy default one, where
+def test_uncaptured_calls_enqueue_on_the_engines_own_stream():
+    """Whatever the caller's stream, uncaptured calls run in order on the engine's stream (never the legacy default one, where
     TensorRT adds device synchronizations), ordered with the caller's work."""
     data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
     runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
-    runner.run = runner.execute  # uncaptured, so each call enqueues
+    runner.graphs.capturable = False  # so each call enqueues
     runner.context = _StreamSpy(runner.context)
     streams = runner.context.streams
     x = torch.randn(2, 3, device="cuda")
@@ -244,3 +244,26 @@ def test_capture_uses_only_the_engines_stream():
     torch.cuda.synchronize()
     assert runner.context.streams == [runner.stream.cuda_stream] * 2  # warm-up and capture; the replay enqueues none
     torch.testing.assert_close(replayed, torch.relu(x))
+
+
+@CUDA
+def test_a_captured_shape_replays_on_the_callers_stream_after_the_last_call():
+    """A replay does not switch streams (it costs host time on every call); it waits for the last call, made on
+    another stream, since both use the graph's buffers."""
+    data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
+    runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
+    x, y = torch.randn(2, 3, device="cuda"), torch.randn(2, 3, device="cuda")
+    runner([x])  # warms up and captures
+    torch.cuda.synchronize()
+    first, second = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(first):
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of GPU time before the first caller's replay
+        (on_first,) = runner([x])
+    assert runner.stream.query(), "the replay was enqueued on the engine's stream"
+    with torch.cuda.stream(second):
+        (on_second,) = runner([y])
+        second_done = second.record_event()
+    assert not second_done.query(), "the second caller's replay did not wait for the first's"
+    torch.cuda.synchronize()
+    torch.testing.assert_close(on_first, torch.relu(x))
+    torch.testing.assert_close(on_second, torch.relu(y))

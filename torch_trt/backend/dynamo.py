@@ -9,7 +9,8 @@ import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={..
     input_specs(...)             dynamic dims -> Input(min, opt, max)
     engine_cache.lookup / compile_frozen    an equal graph's engines, else the shared pipeline
 
-The returned CompiledGraph runs the compiled module on each call's user tensors and rebuilds
+The returned CompiledGraph runs the compiled module on each call's user tensors (a module that is
+one engine call runs that engine straight from Python, runtime/direct_call.py) and rebuilds
 when a baked value changed or a dynamic dim left its range. A graph that cannot be compiled
 runs in PyTorch with a warning naming the reason, unless pass_through_build_failures=True, which
 raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any other exception is a bug
@@ -26,6 +27,7 @@ import torch
 
 from .._settings import CompileSettings
 from ..errors import TorchTRTError
+from ..runtime.direct_call import direct_engine_call
 from ..targets import resolve_target
 from . import engine_cache
 from .decompositions import decompose
@@ -79,11 +81,13 @@ class Builds(enum.Enum):
 
 
 class Variant(NamedTuple):
-    """An engine-holding module and the (argument position, dim, min, max) ranges of the calls it accepts."""
+    """An engine-holding module, how to call it, and the (argument position, dim, min, max) ranges of the calls it
+    accepts. `call` is the module, or its one engine called directly when the module does nothing else."""
 
     ranges: list
     module: torch.jit.ScriptModule
     specs: list
+    call: object
 
     def accepts(self, args):
         return all(low <= args[p].shape[d] <= high for p, d, low, high in self.ranges)
@@ -111,13 +115,13 @@ class CompiledGraph:
             self.variants = []
         for variant in self.variants:
             if variant.accepts(args):
-                return self._run(variant.module, args)
+                return self._run(variant.call, args)
         if self._rebuild(args):
-            return self._run(self.variants[-1].module, args)
+            return self._run(self.variants[-1].call, args)
         return self.gm(*args)
 
-    def _run(self, module, args):
-        return self.signature.pack(module(*[args[p] for p in self.signature.input_positions]), args)
+    def _run(self, call, args):
+        return self.signature.pack(call(*[args[p] for p in self.signature.input_positions]), args)
 
     def build(self, args):
         """Trace, check and compile the graph for these argument values; True when an engine came out."""
@@ -162,7 +166,8 @@ class CompiledGraph:
         if hit is None:
             logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
             return False
-        variant = Variant(self._ranges(hit[0]), hit[1], hit[0])
+        specs, module = hit
+        variant = Variant(self._ranges(specs), module, specs, direct_engine_call(module) or module)
         self.variants = self.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
         self.baked = BakedArguments.of(self.signature.baked_positions, args)
         return True

@@ -1,11 +1,12 @@
 """CUDA graphs around an engine call: captured once per input shape, replayed with no per-layer launch.
 
 `GraphedCalls(execute, device)` wraps `execute(tensors) -> outputs` (the engine call: set shapes and
-addresses, enqueue), called on a stream other than the legacy default one (the engine's own). The first
-call at a new input shape warms up (code generation happens there), then captures one call on that same
-stream into a CUDA graph whose inputs and outputs are static buffers; later calls at that shape copy the inputs in, replay, and return copies of
-the outputs (the buffers are reused by the next replay). Both targets enqueue capturably
-(TensorRT's enqueueV3 and the reference's generated program). An engine whose call cannot be
+addresses, enqueue). The first call at a new input shape (`capture_and_run`, on the engine's own
+stream, never the legacy default one) warms up (code generation happens there), then captures one
+call on that same stream into a CUDA graph whose inputs and outputs are static buffers; later calls
+at that shape (`replay`, on the caller's stream: no stream switch per call) copy the inputs in,
+replay, and return copies of the outputs (the buffers are reused by the next replay). Both targets
+enqueue capturably (TensorRT's enqueueV3 and the reference's generated program). An engine whose call cannot be
 captured (it synchronizes with the host) runs uncaptured from then on, and so does every shape
 past MAX_GRAPHS, so memory held by graphs stays bounded.
 """
@@ -27,25 +28,33 @@ class _Graph:
 
 
 class GraphedCalls:
-    """`calls(tensors)`: `execute(tensors)`, replayed from a CUDA graph per input shape where it can be."""
+    """`execute` captured in a CUDA graph per input shape: captured on the engine's stream, replayed on any."""
 
     def __init__(self, execute, device):
         self.execute, self.device = execute, device
         self.graphs, self.pool, self.capturable = {}, None, True
 
-    def __call__(self, tensors):
-        key = tuple(tuple(t.shape) for t in tensors)
-        graph = self.graphs.get(key)
+    def replay(self, tensors):
+        """The outputs of replaying, on the current stream, the graph captured for these input shapes; None when
+        there is none."""
+        graph = self.graphs.get(tuple(t.shape for t in tensors))
         if graph is None:
-            if not self.capturable or len(self.graphs) >= MAX_GRAPHS:
-                return self.execute(tensors)
-            graph = self.graphs[key] = self._capture(tensors)
-            if graph is None:
-                return self.execute(tensors)
+            return None
         for static, tensor in zip(graph.inputs, tensors):
             static.copy_(tensor)
         graph.graph.replay()
         return [output.clone() for output in graph.outputs]
+
+    def capture_and_run(self, tensors):
+        """`execute(tensors)` on the current stream (the engine's), replayed from a graph captured now for their
+        shapes unless no more graphs may be added."""
+        if not self.capturable or len(self.graphs) >= MAX_GRAPHS:
+            return self.execute(tensors)
+        graph = self._capture(tensors)
+        if graph is None:
+            return self.execute(tensors)
+        self.graphs[tuple(t.shape for t in tensors)] = graph
+        return self.replay(tensors)
 
     def _capture(self, tensors):
         """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""

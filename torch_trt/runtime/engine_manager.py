@@ -7,12 +7,13 @@ Its cost does not depend on the engine's size: the bytes are only read on the fi
 
 Threads and streams: one execution context (and one set of CUDA graphs, whose static buffers and
 memory pool belong to it) serves every caller. Calls of one engine are enqueued one at a time (its
-lock) on the engine's own stream, so they also run on the GPU one at a time, whatever streams the
-callers use: two callers on two streams would otherwise run one context (or one graph's buffers) at
-once. The engine's stream waits for the caller's current stream before the call and the caller's
-stream waits for it after, so the call is ordered like any kernel the caller enqueues; it also
-keeps TensorRT off the legacy default stream, where it would add device synchronizations.
-Different engines run concurrently.
+lock), and each call's stream first waits for the end of the last call, so they also run on the GPU
+one at a time, whatever streams the callers use: two callers on two streams would otherwise run one
+context (or one graph's buffers) at once. A captured shape replays on the caller's stream. Anything
+else (warm-up, capture, uncaptured calls) runs on the engine's own stream, which waits for the
+caller's stream before and which the caller's stream waits for after, so the call is ordered like
+any kernel the caller enqueues; this keeps TensorRT off the legacy default stream, where it would
+add device synchronizations. Different engines run concurrently.
 
 Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
@@ -99,8 +100,9 @@ class EngineRunner:
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
             self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
-            # One event per direction, recorded again by each call (under the lock): no event made per call.
-            self.caller_done, self.engine_done = (torch.cuda.Event(), torch.cuda.Event()) if self.stream else (None,) * 2
+            # Recorded again by each call (under the lock), so no call makes events: the end of the last call on
+            # its caller's stream, and the handoff between a caller's stream and the engine's.
+            self.last_call_done, self.handoff = (torch.cuda.Event(), torch.cuda.Event()) if self.stream else (None,) * 2
             # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
             self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
@@ -111,7 +113,7 @@ class EngineRunner:
         self.dtypes = {n: torch_dtype(trt, self.engine.get_tensor_dtype(n)) for n in names}
         self.profiles = {n: [tuple(s) for s in self.engine.get_tensor_profile_shape(n, 0)] for n in self.inputs}
         self.lock = threading.Lock()
-        self.run = GraphedCalls(self.execute, device) if device.type == "cuda" else self.execute
+        self.graphs = GraphedCalls(self.execute, device) if self.stream else None
         logger.info("loaded %s engine: %d inputs, %d outputs, on %s", target, len(self.inputs), len(self.outputs),
                     device)
 
@@ -137,18 +139,24 @@ class EngineRunner:
         tensors = [t.contiguous() for t in tensors]
         with self.lock, device_guard(self.device):
             if self.stream is None:
-                return self.run(tensors)
-            return self._run_on_engine_stream(tensors)
+                return self.execute(tensors)
+            caller = torch.cuda.current_stream()  # of the engine's device: the call runs under its device guard
+            caller.wait_event(self.last_call_done)  # it shares the context and the graphs' buffers with this call
+            outputs = self.graphs.replay(tensors)
+            if outputs is None:
+                outputs = self._run_on_engine_stream(caller, tensors)
+            self.last_call_done.record(caller)
+            return outputs
 
-    def _run_on_engine_stream(self, tensors):
-        """`run` on the engine's stream, ordered after the caller's stream's work and before its later work."""
-        caller = torch.cuda.current_stream()  # of the engine's device: the call runs under its device guard
-        self.caller_done.record(caller)
-        self.stream.wait_event(self.caller_done)
+    def _run_on_engine_stream(self, caller, tensors):
+        """Capture and run on the engine's stream, ordered after the caller's stream's work and before its later
+        work."""
+        self.handoff.record(caller)
+        self.stream.wait_event(self.handoff)
         with torch.cuda.stream(self.stream):
-            outputs = self.run(tensors)
-        self.engine_done.record(self.stream)
-        caller.wait_event(self.engine_done)
+            outputs = self.graphs.capture_and_run(tensors)
+        self.handoff.record(self.stream)
+        caller.wait_event(self.handoff)
         for tensor in tensors:  # the caching allocator must not reuse an input before the engine has read it
             tensor.record_stream(self.stream)
         for output in outputs:  # nor an output, made on the engine's stream, before the caller's stream used it
