@@ -50,16 +50,29 @@ def _owning_its_code(module):
     TorchScript keeps the methods of every scripted, traced and frozen module in one compilation unit for the life
     of the process, so the engines stitched into `module` would outlive every user of it, and so would their
     runners (weights, contexts and CUDA graphs on the device). A loaded module has a compilation unit of its own;
-    the original gives up its tensor constants.
+    the original gives up its tensor constants. The engines themselves skip the round trip (for a large model,
+    saving and loading them would take seconds): they go out as empty tensors and back in after loading.
     """
+    engines = {engine_id: call.inputsAt(1).node().t("value") for engine_id, call in _engine_calls(module.graph)}
+    for _, call in _engine_calls(module.graph):
+        call.inputsAt(1).node().t_("value", torch.empty(0, dtype=torch.uint8))
     buffer = io.BytesIO()
     torch.jit.save(module, buffer)
     buffer.seek(0)
     loaded = torch.jit.load(buffer)
+    for engine_id, call in _engine_calls(loaded.graph):
+        with loaded.graph.insert_point_guard(call):
+            call.replaceInput(1, loaded.graph.insertConstant(engines[engine_id]))
+    torch._C._jit_pass_dce(loaded.graph)
     for constant in module.graph.findAllNodes("prim::Constant"):
         if constant.output().type().kind() == "TensorType":
             constant.t_("value", torch.empty(0))
     return loaded
+
+
+def _engine_calls(graph):
+    """(engine id, node) of each torch_trt::execute_engine call in the graph."""
+    return [(call.inputsAt(2).toIValue(), call) for call in graph.findAllNodes("torch_trt::execute_engine")]
 
 
 def build_engines(module, input_specs, settings, device, examples=None):

@@ -70,7 +70,32 @@ def serialize(network, profiles, optimization_level, tf32):
             "location": t.location.name} for t in network._outputs]
     plan = {"version": VERSION, "name": network.name, "io": io, "profiles": profiles, "layers": layers,
             "optimization_level": optimization_level, "tf32": tf32}
-    return safetensors.torch.save(tensors, metadata={"format": FORMAT, "plan": json.dumps(plan)})
+    return _safetensors_bytes(tensors, {"format": FORMAT, "plan": json.dumps(plan)})
+
+
+_SAFETENSORS_DTYPE = {dtype: name for name, dtype in safetensors.torch._TYPES.items()}
+
+
+def _safetensors_bytes(tensors, metadata):
+    """The safetensors blob of `tensors` (name -> CPU tensor) and string `metadata`: each tensor copied once into
+    one buffer (safetensors.torch.save copies each three times, seconds for a BERT-base)."""
+    header, size = {"__metadata__": metadata}, 0
+    tensors = dict(sorted(tensors.items(), key=lambda item: -item[1].element_size()))  # each one aligned
+    for name, tensor in tensors.items():
+        header[name] = {"dtype": _SAFETENSORS_DTYPE[tensor.dtype], "shape": list(tensor.shape),
+                        "data_offsets": [size, size + tensor.nbytes]}
+        size += tensor.nbytes
+    encoded = json.dumps(header, separators=(",", ":")).encode()
+    encoded += b" " * (-len(encoded) % 8)  # the data starts 8-byte aligned, as safetensors writes it
+    start = 8 + len(encoded)
+    blob = bytearray(start + size)
+    blob[:start] = struct.pack("<Q", len(encoded)) + encoded
+    for name, tensor in tensors.items():
+        begin, end = header[name]["data_offsets"]
+        if end > begin:
+            target = torch.frombuffer(blob, dtype=torch.uint8, count=end - begin, offset=start + begin)
+            target.copy_(tensor.contiguous().reshape(-1).view(torch.uint8))
+    return blob
 
 
 def deserialize(data):

@@ -102,8 +102,9 @@ class Weights:
 
     @property
     def size(self):
-        values = self._as_torch()
-        return 0 if values is None else values.numel()
+        if self._tensor is not None:
+            return self._tensor.numel()
+        return 0 if self._array is None else self._array.size
 
     @property
     def nbytes(self):
