@@ -172,6 +172,19 @@ def _syntax_tree(filename):
         return ast.parse(file.read(), filename)
 
 
+def converted_layers(function, *specs):
+    """The reference network's layers that `function` (scripted) converts to, for `specs` (torch_trt.Input)."""
+    import torch_trt.targets.reference as trt
+    from torch_trt._settings import CompileSettings
+    from torch_trt.conversion.context import ConversionCtx
+    from torch_trt.conversion.interpreter import convert_graph
+    from torch_trt.targets.target_logger import target_logger
+
+    ctx = ConversionCtx(trt, trt.Builder(target_logger(trt)), CompileSettings(target="reference"))
+    convert_graph(ctx, torch.jit.script(function).graph, list(specs))
+    return list(ctx.net.definition)
+
+
 def dynamic_inputs(ranges, dtype, low=-9, high=9):
     """(specs, tensors) for rows of (min, opt, max, run) shapes: compile for min..max, run at `run`."""
     specs = [torch_trt.Input(min_shape=lo, opt_shape=opt, max_shape=hi, dtype=dtype) for lo, opt, hi, _ in ranges]

@@ -1,7 +1,9 @@
 import pytest
 import torch
 
-from harness import check_converter, dynamic_inputs
+import torch_trt
+
+from harness import check_converter, converted_layers, dynamic_inputs
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
@@ -132,3 +134,16 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 def test_elementwise_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype, low=1)
     check_converter(function, inputs, converters, device, specs=specs)
+
+
+def _squared(a):
+    return a ** 2
+
+
+def test_an_integer_power_is_rounded_before_the_cast_back():
+    """Float pow on a GPU can land just below an exact power: 5 ** 2 came out as 24 on an H100 once truncated."""
+    layers = converted_layers(_squared, torch_trt.Input(shape=(2, 3), dtype=torch.int32))
+    (power,) = [layer for layer in layers if layer.type.name == "ELEMENTWISE"]
+    (rounding,) = [layer for layer in layers if layer.type.name == "UNARY"]
+    assert power.op.name == "POW" and rounding.op.name == "ROUND"
+    assert rounding.get_input(0) is power.get_output(0)

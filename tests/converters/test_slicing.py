@@ -3,7 +3,7 @@ import torch
 
 import torch_trt
 
-from harness import check_converter, dynamic_inputs, make_input
+from harness import check_converter, converted_layers, dynamic_inputs, make_input
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 EMBEDDING = torch.nn.Embedding(10, 4)
@@ -77,19 +77,6 @@ def test_slicing_dynamic(name, function, converters, ranges, dtype, device):
     check_converter(function, inputs, converters, device, specs=specs)
 
 
-def _layer_types(function, *specs):
-    """The TensorRT layer types `function` (scripted) converts to."""
-    import torch_trt.targets.reference as trt
-    from torch_trt._settings import CompileSettings
-    from torch_trt.conversion.context import ConversionCtx
-    from torch_trt.conversion.interpreter import convert_graph
-    from torch_trt.targets.target_logger import target_logger
-
-    ctx = ConversionCtx(trt, trt.Builder(target_logger(trt)), CompileSettings(target="reference"))
-    convert_graph(ctx, torch.jit.script(function).graph, list(specs))
-    return {layer.type.name for layer in ctx.net.definition}
-
-
 def _qkv(x):  # nn.MultiheadAttention's packed projection, split into its three parts
     return x[0] + x[1] * x[2]
 
@@ -105,5 +92,5 @@ def _unbound(x):
 def test_entries_at_static_positions_are_views(function, spec):
     """select and unbind at a known position are slices (views of their input), not gathers: a gather reads
     through an index tensor and checks its range on every call."""
-    types = _layer_types(function, spec)
+    types = {layer.type.name for layer in converted_layers(function, spec)}
     assert "GATHER" not in types and "SLICE" in types

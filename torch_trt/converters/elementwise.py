@@ -107,12 +107,15 @@ converter_table(_DIVISIONS, _division, "Division rounding the quotient by the sc
 @converter("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
 @converter("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 def pow(ctx, node, args):
-    """self ** exponent; integer powers compute in float32 (TensorRT's POW takes floats) and cast back."""
+    """self ** exponent; integer powers compute in float32 (TensorRT's POW takes floats), rounded and cast back."""
     a, b = _operands(args)
     dtype = promote_types(ctx, a, b)
-    compute = dtype if dtype.is_floating_point else torch.float32
-    result = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, compute)
-    return ctx.set_output(node, [cast(ctx, result, dtype)])
+    if dtype.is_floating_point:
+        return ctx.set_output(node, [elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, dtype)])
+    power = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, torch.float32)
+    # A GPU's float pow may land just below an exact power (24.99998 for 5 ** 2), which the cast would truncate.
+    rounded = ctx.net.add_unary(power, ctx.trt.UnaryOperation.ROUND).get_output(0)
+    return ctx.set_output(node, [cast(ctx, rounded, dtype)])
 
 
 def _clamp(ctx, node, x, low, high):
