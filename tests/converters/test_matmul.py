@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_trt
-from harness import check_converter, dynamic_inputs, make_input, scripted
+from harness import check_converter, converted_layers, dynamic_inputs, make_input, scripted
 
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 MM = {"aten::matmul"}
@@ -243,3 +243,16 @@ def test_einsum_falls_back(name, function, shapes, dtype, why, device):
     report = torch_trt.explain(scripted(function, len(inputs)), inputs, target="reference", min_block_size=1)
     reasons = [reason for node, reason in report.fallbacks if node.startswith("aten::einsum")]
     assert reasons and all(why in str(reason) for reason in reasons), str(report)
+
+
+def _integer_product(a, b):
+    return a @ b
+
+
+def test_an_integer_product_is_rounded_before_the_cast_back():
+    """Integer products run in float32, whose GPU kernels may land a hair below the exact integer sum."""
+    spec = torch_trt.Input(shape=(2, 3), dtype=torch.int32)
+    layers = converted_layers(_integer_product, spec, torch_trt.Input(shape=(3, 4), dtype=torch.int32))
+    (product,) = [layer for layer in layers if layer.type.name == "MATRIX_MULTIPLY"]
+    (rounding,) = [layer for layer in layers if layer.type.name == "UNARY"]
+    assert rounding.op.name == "ROUND" and rounding.get_input(0) is product.get_output(0)

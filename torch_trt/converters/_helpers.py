@@ -65,6 +65,15 @@ def cast(ctx, tensor, dtype):
     return ctx.net.add_cast(tensor, trt_dtype(ctx.trt, dtype)).get_output(0)
 
 
+def cast_rounded(ctx, tensor, dtype):
+    """A float result that holds integers (an integer op computed in float32) as `dtype`: rounded first when
+    `dtype` is an integer type, since a GPU's float math can land just below an integer (24.99998 for 5 ** 2),
+    which a cast truncates."""
+    if dtype.is_floating_point or dtype == torch.bool:
+        return cast(ctx, tensor, dtype)
+    return cast(ctx, ctx.net.add_unary(tensor, ctx.trt.UnaryOperation.ROUND).get_output(0), dtype)
+
+
 def to_itensor(ctx, value, dtype):
     """An ITensor of `dtype` for an ITensor, tensor constant or Python scalar."""
     if isinstance(value, ctx.trt.ITensor):

@@ -5,7 +5,7 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
-from ._helpers import broadcast_pair, cast, dtype_of, elementwise, promote_types, to_itensor
+from ._helpers import broadcast_pair, cast, cast_rounded, dtype_of, elementwise, promote_types, to_itensor
 
 
 def _operands(args):
@@ -110,12 +110,9 @@ def pow(ctx, node, args):
     """self ** exponent; integer powers compute in float32 (TensorRT's POW takes floats), rounded and cast back."""
     a, b = _operands(args)
     dtype = promote_types(ctx, a, b)
-    if dtype.is_floating_point:
-        return ctx.set_output(node, [elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, dtype)])
-    power = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, torch.float32)
-    # A GPU's float pow may land just below an exact power (24.99998 for 5 ** 2), which the cast would truncate.
-    rounded = ctx.net.add_unary(power, ctx.trt.UnaryOperation.ROUND).get_output(0)
-    return ctx.set_output(node, [cast(ctx, rounded, dtype)])
+    compute = dtype if dtype.is_floating_point else torch.float32
+    power = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, compute)
+    return ctx.set_output(node, [cast_rounded(ctx, power, dtype)])
 
 
 def _clamp(ctx, node, x, low, high):

@@ -10,8 +10,8 @@ operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only eq
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import (axes_mask, cast, compute_dtype, dtype_of, elementwise, promote_types, rank, unsqueeze,
-                       unsqueeze_to_rank)
+from ._helpers import (axes_mask, cast, cast_rounded, compute_dtype, dtype_of, elementwise, promote_types, rank,
+                       unsqueeze, unsqueeze_to_rank)
 
 
 def _operand(ctx, tensor, batch_dims, dtype):
@@ -33,7 +33,7 @@ def _product(ctx, a, b):
     input0, op0 = _operand(ctx, a, batch_dims, compute)
     input1, op1 = _operand(ctx, b, batch_dims, compute)
     product = ctx.net.add_matrix_multiply(input0, op0, input1, op1).get_output(0)
-    return cast(ctx, product, dtype)
+    return cast_rounded(ctx, product, dtype)
 
 
 @converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
