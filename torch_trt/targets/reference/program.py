@@ -19,6 +19,7 @@ reference does the same when an engine is loaded:
 """
 
 import logging
+import time
 
 import torch
 import torch.fx
@@ -96,8 +97,13 @@ def _generate(program, inputs, autotune):
     are replayed per shape in CUDA graphs anyway). Fused kernels round every intermediate to its layer's
     dtype (emulate_precision_casts), so a half engine gives the results the layers give one by one.
     """
+    start = time.perf_counter()
     graph = _views_as_reshapes(make_fx(program)(*inputs))
-    return compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune, "emulate_precision_casts": True})
+    compiled = compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune,
+                                                               "emulate_precision_casts": True})
+    logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
+                [tuple(t.shape) for t in inputs], time.perf_counter() - start)
+    return compiled
 
 
 def _views_as_reshapes(graph):
