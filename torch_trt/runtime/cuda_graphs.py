@@ -1,14 +1,14 @@
 """CUDA graphs around an engine call: captured once per input shape, replayed with no per-layer launch.
 
 `GraphedCalls(execute, device)` wraps `execute(tensors) -> outputs` (the engine call: set shapes and
-addresses, enqueue). The first call at a new input shape (`capture_and_run`, on the engine's own
+addresses, enqueue). The first call at a new input shape (`capture_and_run`, on the engines' side
 stream, never the legacy default one) warms up (code generation happens there), then captures one
 call on that same stream into a CUDA graph whose inputs and outputs are static buffers; later calls
 at that shape (`replay`, on the caller's stream: no stream switch per call) copy the inputs in,
 replay, and return copies of the outputs (the buffers are reused by the next replay). Both targets
-enqueue capturably (TensorRT's enqueueV3 and the reference's generated program). An engine whose call cannot be
-captured (it synchronizes with the host) runs uncaptured from then on, and so does every shape
-past MAX_GRAPHS, so memory held by graphs stays bounded.
+enqueue capturably (TensorRT's enqueueV3 and the reference's generated program). An engine whose
+call cannot be captured (it synchronizes with the host) runs uncaptured from then on, and so does
+every shape past MAX_GRAPHS, so memory held by graphs stays bounded.
 """
 
 import logging
@@ -28,7 +28,7 @@ class _Graph:
 
 
 class GraphedCalls:
-    """`execute` captured in a CUDA graph per input shape: captured on the engine's stream, replayed on any."""
+    """`execute` in a CUDA graph per input shape: captured on the engines' side stream, replayed on any."""
 
     def __init__(self, execute, device):
         self.execute, self.device = execute, device
@@ -46,7 +46,7 @@ class GraphedCalls:
         return [output.clone() for output in graph.outputs]
 
     def capture_and_run(self, tensors):
-        """`execute(tensors)` on the current stream (the engine's), replayed from a graph captured now for their
+        """`execute(tensors)` on the current stream (the side stream), replayed from a graph captured now for their
         shapes unless no more graphs may be added."""
         if not self.capturable or len(self.graphs) >= MAX_GRAPHS:
             return self.execute(tensors)
@@ -61,7 +61,7 @@ class GraphedCalls:
         inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
         self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         graph = torch.cuda.CUDAGraph()
-        try:  # on the caller's (the engine's) stream: each new stream would get a cuBLAS workspace of its own (32 MiB)
+        try:  # on the current (side) stream: each other stream would get a cuBLAS workspace of its own (32 MiB)
             with torch.cuda.graph(graph, pool=self.pool, stream=torch.cuda.current_stream(self.device)):
                 outputs = self.execute(inputs)
         except RuntimeError as error:

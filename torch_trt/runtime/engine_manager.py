@@ -9,11 +9,11 @@ Threads and streams: one execution context (and one set of CUDA graphs, whose st
 memory pool belong to it) serves every caller. Calls of one engine are enqueued one at a time (its
 lock), and each call's stream first waits for the end of the last call, so they also run on the GPU
 one at a time, whatever streams the callers use: two callers on two streams would otherwise run one
-context (or one graph's buffers) at once. A captured shape replays on the caller's stream. Anything
-else (warm-up, capture, uncaptured calls) runs on the engine's own stream, which waits for the
-caller's stream before and which the caller's stream waits for after, so the call is ordered like
-any kernel the caller enqueues; this keeps TensorRT off the legacy default stream, where it would
-add device synchronizations. Different engines run concurrently.
+context (or one graph's buffers) at once. A captured shape replays on the caller's stream, so
+replays of different engines run concurrently. Anything else (warm-up, capture, uncaptured calls) runs on the engines' side stream
+(one per device), which waits for the caller's stream before and which the caller's stream waits
+for after, so the call is ordered like any kernel the caller enqueues; this keeps TensorRT off the
+legacy default stream, where it would add device synchronizations.
 
 Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
@@ -21,6 +21,7 @@ constant tensor): each such tensor holds a reference, dropped by a finalizer whe
 context and its CUDA graphs.
 """
 
+import functools
 import hashlib
 import logging
 import threading
@@ -55,6 +56,14 @@ def get_runner(engine_id, engine_tensor, target, device):
             if id(engine_tensor) not in runner.owners:
                 runner.owners[id(engine_tensor)] = weakref.finalize(engine_tensor, _release, key, id(engine_tensor))
     return runner
+
+
+@functools.cache
+def _side_stream(device):
+    """The stream every engine on `device` warms up, captures and runs uncaptured calls on: one per device, since
+    each stream that runs a cuBLAS call holds a workspace of its own (32 MiB on an H100) for the life of the
+    process."""
+    return torch.cuda.Stream(device)
 
 
 def _release(key, owner):
@@ -99,9 +108,9 @@ class EngineRunner:
                                     f"{'; '.join(self.recorder.errors) or 'unknown reason'}; the engine bytes are "
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
-            self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+            self.stream = _side_stream(device) if device.type == "cuda" else None
             # Recorded again by each call (under the lock), so no call makes events: the end of the last call on
-            # its caller's stream, and the handoff between a caller's stream and the engine's.
+            # its caller's stream, and the handoff between a caller's stream and the side stream.
             self.last_call_done, self.handoff = (torch.cuda.Event(), torch.cuda.Event()) if self.stream else (None,) * 2
             # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
             self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
@@ -149,7 +158,7 @@ class EngineRunner:
             return outputs
 
     def _run_on_engine_stream(self, caller, tensors):
-        """Capture and run on the engine's stream, ordered after the caller's stream's work and before its later
+        """Capture and run on the engines' side stream, ordered after the caller's stream's work and before its later
         work."""
         self.handoff.record(caller)
         self.stream.wait_event(self.handoff)
@@ -159,7 +168,7 @@ class EngineRunner:
         caller.wait_event(self.handoff)
         for tensor in tensors:  # the caching allocator must not reuse an input before the engine has read it
             tensor.record_stream(self.stream)
-        for output in outputs:  # nor an output, made on the engine's stream, before the caller's stream used it
+        for output in outputs:  # nor an output, made on the side stream, before the caller's stream used it
             output.record_stream(caller)
         return outputs
 
