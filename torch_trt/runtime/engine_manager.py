@@ -153,11 +153,11 @@ class EngineRunner:
             caller.wait_event(self.last_call_done)  # it shares the context and the graphs' buffers with this call
             outputs = self.graphs.replay(tensors)
             if outputs is None:
-                outputs = self._run_on_engine_stream(caller, tensors)
+                outputs = self._run_on_side_stream(caller, tensors)
             self.last_call_done.record(caller)
             return outputs
 
-    def _run_on_engine_stream(self, caller, tensors):
+    def _run_on_side_stream(self, caller, tensors):
         """Capture and run on the engines' side stream, ordered after the caller's stream's work and before its later
         work."""
         self.handoff.record(caller)
