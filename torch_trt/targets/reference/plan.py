@@ -73,7 +73,10 @@ def serialize(network, profiles, optimization_level, tf32):
     return _safetensors_bytes(tensors, {"format": FORMAT, "plan": json.dumps(plan)})
 
 
-_SAFETENSORS_DTYPE = {dtype: name for name, dtype in safetensors.torch._TYPES.items()}
+# The safetensors format's names of the dtypes Weights hold (DataType's: FLOAT, HALF, BF16, INT8, ..., FP8).
+_SAFETENSORS_DTYPE = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int8: "I8",
+                      torch.int32: "I32", torch.int64: "I64", torch.bool: "BOOL", torch.uint8: "U8",
+                      torch.float8_e4m3fn: "F8_E4M3"}
 
 
 def _safetensors_bytes(tensors, metadata):
