@@ -45,6 +45,9 @@ class ICudaEngine:
         self.error_recorder = None
         self._io = {entry["name"]: entry for entry in plan["io"]}
         self._io_names = [entry["name"] for entry in plan["io"]]
+        # read on every call (the runtime's per-call path), so looked up once here
+        self._modes = {name: getattr(TensorIOMode, entry["mode"]) for name, entry in self._io.items()}
+        self._torch_dtypes = {name: TORCH_DTYPE[getattr(DataType, entry["dtype"])] for name, entry in self._io.items()}
         self._profiles = plan["profiles"]
         self._layers = [plan_format.restore_layer(LAYER_CLASSES, record, tensors) for record in plan["layers"]]
         self._records = plan["layers"]
@@ -53,9 +56,9 @@ class ICudaEngine:
         weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
                    for record in self._records]
         self._name = plan["name"]
-        inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
-        outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
-        self._module = build_program(self._layers, self._records, weights, inputs, outputs, self._device)
+        self._inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
+        self._outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]
+        self._module = build_program(self._layers, self._records, weights, self._inputs, self._outputs, self._device)
         # The program holds the device weights it reads (folded ones are gone); shape inference needs only metadata.
         self._weights = [{name: w.to("meta") for name, w in layer_weights.items()} for layer_weights in weights]
         self._program = compile_program(self._module, plan.get("optimization_level", 3), self._device,
@@ -73,8 +76,7 @@ class ICudaEngine:
         return self._io_names[index]
 
     def get_tensor_mode(self, name):
-        entry = self._io.get(name)
-        return TensorIOMode.NONE if entry is None else getattr(TensorIOMode, entry["mode"])
+        return self._modes.get(name, TensorIOMode.NONE)
 
     def get_tensor_dtype(self, name):
         return getattr(DataType, self._io[name]["dtype"])
@@ -127,18 +129,22 @@ class IExecutionContext:
         engine = self._engine
         if engine.get_tensor_mode(name) == TensorIOMode.INPUT:
             return Dims(self._shapes.get(name, engine.get_tensor_shape(name)))
+        return Dims(self._io_shapes()[name])
+
+    def _io_shapes(self):
+        """Every IO tensor's shape at the input shapes set, inferred once per set of input shapes."""
         key = tuple(sorted(self._shapes.items()))
-        if key not in self._shapes_by_inputs:  # inferred once per set of input shapes
-            values = {n: torch.empty(self.get_tensor_shape(n), dtype=TORCH_DTYPE[engine.get_tensor_dtype(n)],
-                                     device="meta") for n in engine._io_names
-                      if engine.get_tensor_mode(n) == TensorIOMode.INPUT}
+        if key not in self._shapes_by_inputs:
+            engine = self._engine
+            values = {n: torch.empty(self.get_tensor_shape(n), dtype=engine._torch_dtypes[n], device="meta")
+                      for n in engine._inputs}
             values = engine._infer(values)
             self._shapes_by_inputs[key] = {n: tuple(values[n].shape) for n in engine._io_names}
-        return Dims(self._shapes_by_inputs[key][name])
+        return self._shapes_by_inputs[key]
 
     def infer_shapes(self):
-        return [n for n in self._engine._io_names if self._engine.get_tensor_mode(n) == TensorIOMode.INPUT
-                and -1 in self._engine.get_tensor_shape(n) and n not in self._shapes]
+        engine = self._engine
+        return [n for n in engine._inputs if n not in self._shapes and -1 in engine._io[n]["shape"]]
 
     @property
     def all_binding_shapes_specified(self):
@@ -162,28 +168,26 @@ class IExecutionContext:
         engine = self._engine
         if self.infer_shapes() or any(n not in self._addresses for n in engine._io_names):
             return False
-        null = [n for n in engine._io_names if engine.get_tensor_mode(n) == TensorIOMode.OUTPUT
-                and self._addresses[n] == 0]
+        null = [n for n in engine._outputs if self._addresses[n] == 0]
         if null:  # TensorRT refuses a null output address, even for an empty output
             report_error(self.error_recorder, engine._logger, ErrorCodeTRT.INVALID_ARGUMENT,
                          f"execute_async_v3: output '{null[0]}' has a null address")
             return False
-        views = {n: _view(self._addresses[n], self.get_tensor_shape(n), TORCH_DTYPE[engine.get_tensor_dtype(n)],
-                          engine._device) for n in engine._io_names}
-        inputs = {n: v for n, v in views.items() if engine.get_tensor_mode(n) == TensorIOMode.INPUT}
+        shapes = self._io_shapes()
+        views = {n: _view(self._addresses[n], shapes[n], engine._torch_dtypes[n], engine._device)
+                 for n in engine._io_names}
         if engine._device.type == "cuda" and stream_handle != torch.cuda.current_stream().cuda_stream:
             with torch.cuda.stream(torch.cuda.ExternalStream(stream_handle)):
-                self._execute(views, inputs)
+                self._execute(views)
         else:
-            self._execute(views, inputs)
+            self._execute(views)
         return True
 
-    def _execute(self, views, inputs):
+    def _execute(self, views):
         engine = self._engine
-        results = engine._program(*inputs.values())
-        outputs = [view for name, view in views.items() if engine.get_tensor_mode(name) == TensorIOMode.OUTPUT]
-        for view, result in zip(outputs, results):
-            view.copy_(result)
+        results = engine._program(*[views[n] for n in engine._inputs])
+        for name, result in zip(engine._outputs, results):
+            views[name].copy_(result)
 
 
 _TYPESTR = {dtype: np.dtype(torch.empty((), dtype=dtype).numpy().dtype).str
