@@ -73,3 +73,11 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
 def test_activation_dynamic(name, function, converters, ranges, dtype, device):
     specs, inputs = dynamic_inputs(ranges, dtype)
     check_converter(function, inputs, converters, device, specs=specs)
+
+
+@pytest.mark.parametrize("function,converter", [(torch.sigmoid, "aten::sigmoid"), (torch.tanh, "aten::tanh")],
+                         ids=["sigmoid", "tanh"])
+def test_float_activations_of_integers(function, converter, device):
+    """PyTorch promotes integer inputs of sigmoid and tanh to float32; TensorRT's activations other than RELU take
+    floats only, so the converter casts first (it ran in PyTorch, splitting the engine, before)."""
+    check_converter(function, [torch.randint(-4, 5, (3, 4), dtype=torch.int32)], {converter}, device)

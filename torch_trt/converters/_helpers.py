@@ -65,6 +65,12 @@ def cast(ctx, tensor, dtype):
     return ctx.net.add_cast(tensor, trt_dtype(ctx.trt, dtype)).get_output(0)
 
 
+def as_float(ctx, tensor):
+    """`tensor`, cast to float32 when it is not a float tensor (PyTorch promotes integers and bools so for float
+    ops)."""
+    return tensor if dtype_of(ctx, tensor).is_floating_point else cast(ctx, tensor, torch.float32)
+
+
 def cast_rounded(ctx, tensor, dtype):
     """A float result that holds integers (an integer op computed in float32) as `dtype`: rounded first when
     `dtype` is an integer type, since a GPU's float math can land just below an integer (24.99998 for 5 ** 2),

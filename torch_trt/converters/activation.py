@@ -2,7 +2,7 @@
 built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import cast, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
+from ._helpers import as_float, cast, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
@@ -11,18 +11,25 @@ def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
     return ctx.set_output(node, layer)
 
 
-_SIMPLE = {
-    "aten::relu(Tensor self) -> Tensor": "RELU",
+@converter("aten::relu(Tensor self) -> Tensor")
+def relu(ctx, node, args):
+    """ActivationType.RELU, integers included (TensorRT takes INT32 and INT64 for RELU alone)."""
+    return _activation(ctx, node, args[0], ctx.trt.ActivationType.RELU)
+
+
+_FLOAT_ACTIVATIONS = {
     "aten::sigmoid(Tensor self) -> Tensor": "SIGMOID",
     "aten::tanh(Tensor self) -> Tensor": "TANH",
 }
 
 
-def _simple(ctx, node, args, kind):
-    return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
+def _float_activation(ctx, node, args, kind):
+    layer = ctx.net.add_activation(as_float(ctx, args[0].itensor()), getattr(ctx.trt.ActivationType, kind))
+    return ctx.set_output(node, layer)
 
 
-converter_table(_SIMPLE, _simple, "ActivationType.{}.")
+converter_table(_FLOAT_ACTIVATIONS, _float_activation, "ActivationType.{}; integers compute in float32, as PyTorch "
+                "promotes them.")
 
 
 @converter('aten::gelu(Tensor self, *, str approximate="none") -> Tensor')

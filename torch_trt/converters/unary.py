@@ -7,10 +7,8 @@ integers, and negation of an integer is emitted as 0 - x.
 
 import math
 
-import torch
-
 from ..conversion.registry import converter, converter_table
-from ._helpers import cast, dtype_of, elementwise
+from ._helpers import as_float, dtype_of, elementwise
 
 _FLOAT_UNARY = {
     "aten::exp(Tensor self) -> Tensor": "EXP",
@@ -49,13 +47,8 @@ def _unary(ctx, x, op_name):
     return ctx.net.add_unary(x, getattr(ctx.trt.UnaryOperation, op_name)).get_output(0)
 
 
-def _as_float(ctx, x):
-    """`x`, cast to float32 when it is not a float tensor (PyTorch promotes integers and bools so)."""
-    return x if dtype_of(ctx, x).is_floating_point else cast(ctx, x, torch.float32)
-
-
 def _float_unary(ctx, node, args, op_name):
-    return ctx.set_output(node, [_unary(ctx, _as_float(ctx, args[0].itensor()), op_name)])
+    return ctx.set_output(node, [_unary(ctx, as_float(ctx, args[0].itensor()), op_name)])
 
 
 def _rounding(ctx, node, args, op_name):
@@ -96,11 +89,11 @@ def trunc(ctx, node, args):
 @converter("aten::rsqrt(Tensor self) -> Tensor")
 def rsqrt(ctx, node, args):
     """1 / sqrt(self)."""
-    return ctx.set_output(node, [_unary(ctx, _unary(ctx, _as_float(ctx, args[0].itensor()), "SQRT"), "RECIP")])
+    return ctx.set_output(node, [_unary(ctx, _unary(ctx, as_float(ctx, args[0].itensor()), "SQRT"), "RECIP")])
 
 
 def _scaled_log(ctx, node, args, base):
-    log = _unary(ctx, _as_float(ctx, args[0].itensor()), "LOG")
+    log = _unary(ctx, as_float(ctx, args[0].itensor()), "LOG")
     return ctx.set_output(node, [elementwise(ctx, log, 1 / math.log(base), ctx.trt.ElementWiseOperation.PROD)])
 
 
@@ -111,12 +104,12 @@ converter_table({"aten::log2(Tensor self) -> Tensor": 2, "aten::log10(Tensor sel
 @converter("aten::log1p(Tensor self) -> Tensor")
 def log1p(ctx, node, args):
     """log(1 + self)."""
-    x = _as_float(ctx, args[0].itensor())
+    x = as_float(ctx, args[0].itensor())
     return ctx.set_output(node, [_unary(ctx, elementwise(ctx, x, 1, ctx.trt.ElementWiseOperation.SUM), "LOG")])
 
 
 @converter("aten::expm1(Tensor self) -> Tensor")
 def expm1(ctx, node, args):
     """exp(self) - 1."""
-    exp = _unary(ctx, _as_float(ctx, args[0].itensor()), "EXP")
+    exp = _unary(ctx, as_float(ctx, args[0].itensor()), "EXP")
     return ctx.set_output(node, [elementwise(ctx, exp, 1, ctx.trt.ElementWiseOperation.SUB)])
