@@ -44,7 +44,9 @@ def trace_only(case, reason, scripted_error=None):
     return TraceOnly(case, reason, scripted_error)
 
 
-class _Function(torch.nn.Module):
+class FunctionModule(torch.nn.Module):
+    """A module whose forward is `function`."""
+
     def __init__(self, function):
         super().__init__()
         self.function = function
@@ -59,7 +61,7 @@ def check_converter(function, inputs, converters, device, rtol=None, atol=None, 
     Returns the scripted compile (the traced one for a trace_only case).
     """
     case = function.case if isinstance(function, TraceOnly) else function
-    module = (case if isinstance(case, torch.nn.Module) else _Function(case)).to(device).eval()
+    module = (case if isinstance(case, torch.nn.Module) else FunctionModule(case)).to(device).eval()
     inputs = [t.to(device) for t in inputs]
     examples = _examples(inputs, specs, device)
     settings = {"target": "reference", "require_full_compilation": True, "min_block_size": 1, "device": device,

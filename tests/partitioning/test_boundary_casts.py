@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torch_trt
-from harness import scripted
+from harness import FunctionModule, scripted
 from torch_trt.backend import dynamo
 from torch_trt.errors import Code, TorchTRTError
 from torch_trt.targets.reference.builder import Builder
@@ -159,15 +159,6 @@ _STITCHING = {"prim::Constant", "prim::ListConstruct", "prim::ListUnpack", "prim
               "torch_trt::execute_engine", "aten::to"}  # what a compiled graph holds besides the ops run in PyTorch
 
 
-class _Program(torch.nn.Module):
-    def __init__(self, program):
-        super().__init__()
-        self.program = program
-
-    def forward(self, *inputs):
-        return self.program(*inputs)
-
-
 DYNAMO_ROWS = [row for row in ROWS if row.id in ("int8_arithmetic", "int8_input_cast_to_float",
                                                  "uint8_image_channels_last", "moved_after_overflow",
                                                  "compared_after_overflow")]
@@ -175,7 +166,7 @@ DYNAMO_ROWS = [row for row in ROWS if row.id in ("int8_arithmetic", "int8_input_
 
 @pytest.mark.parametrize("row", DYNAMO_ROWS, ids=[row.id for row in DYNAMO_ROWS])
 def test_dynamo_programs_cross_as_int32_and_match_eager(row, dynamo_builds):
-    model = _Program(row.program)
+    model = FunctionModule(row.program)
     compiled = torch.compile(model, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
     with torch.no_grad():
         _assert_exact(compiled(*row.inputs), model(*row.inputs))

@@ -53,8 +53,9 @@ def _owning_its_code(module):
     the original gives up its tensor constants. The engines themselves skip the round trip (for a large model,
     saving and loading them would take seconds): they go out as empty tensors and back in after loading.
     """
-    engines = {engine_id: call.inputsAt(1).node().t("value") for engine_id, call in _engine_calls(module.graph)}
-    for _, call in _engine_calls(module.graph):
+    calls = _engine_calls(module.graph)
+    engines = {engine_id: call.inputsAt(1).node().t("value") for engine_id, call in calls}
+    for _, call in calls:
         call.inputsAt(1).node().t_("value", torch.empty(0, dtype=torch.uint8))
     buffer = io.BytesIO()
     torch.jit.save(module, buffer)

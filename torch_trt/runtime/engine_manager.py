@@ -10,10 +10,11 @@ memory pool belong to it) serves every caller. Calls of one engine are enqueued 
 lock), and each call's stream first waits for the end of the last call, so they also run on the GPU
 one at a time, whatever streams the callers use: two callers on two streams would otherwise run one
 context (or one graph's buffers) at once. A captured shape replays on the caller's stream, so
-replays of different engines run concurrently. Anything else (warm-up, capture, uncaptured calls) runs on the engines' side stream
-(one per device), which waits for the caller's stream before and which the caller's stream waits
-for after, so the call is ordered like any kernel the caller enqueues; this keeps TensorRT off the
-legacy default stream, where it would add device synchronizations.
+replays of different engines run concurrently. Anything else (warm-up, capture, uncaptured calls)
+runs on the engines' side stream (one per device), which waits for the caller's stream before and
+which the caller's stream waits for after, so the call is ordered like any kernel the caller
+enqueues; this keeps TensorRT off the legacy default stream, where it would add device
+synchronizations.
 
 Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
