@@ -9,6 +9,7 @@ import torch_trt.targets.reference as trt
 from torch_trt._settings import CompileSettings
 from torch_trt.conversion.context import ConversionCtx
 from torch_trt.targets.target_logger import target_logger
+from torch_trt.targets.reference.program import CODEGEN_LEVEL
 from torch_trt.targets.tensorrt import api_manifest
 
 SINCE_10 = api_manifest()["changed_since_10"]["10.13.3.9"]  # what 11.x removed from 10.13
@@ -62,17 +63,25 @@ class _TwoSums(torch.nn.Module):
         return (x + y) + y
 
 
-def test_each_layer_rounds_to_its_dtype(device):
-    """(1 + 2^-11) + 2^-11 is 1 in fp16 arithmetic (each sum rounds to even), 1 + 2^-10 in fp32 arithmetic."""
+def _two_sums(device, optimization_level):
+    """(1 + 2^-11) + 2^-11 in an fp16 engine: 1 if each sum rounds to fp16 (to even), 1 + 2^-10 if the first stays wider."""
     x = torch.ones(4, dtype=torch.float16, device=device)
     y = torch.full((4,), 2.0 ** -11, dtype=torch.float16, device=device)
     compiled = torch_trt.compile(_TwoSums().eval(), inputs=[x, y], target="reference", min_block_size=1,
-                                 require_full_compilation=True)
+                                 require_full_compilation=True, optimization_level=optimization_level)
     result = compiled(x, y)
-    in_fp32 = ((x.float() + y.float()) + y.float()).half()
     assert result.dtype == torch.float16
-    assert torch.equal(result, _TwoSums()(x, y)) and torch.equal(result, torch.ones_like(x))
-    assert not torch.equal(result, in_fp32)  # an fp32 engine would have kept the two half-ulps
+    return result, ((x.float() + y.float()) + y.float()).half()
+
+
+def test_layers_run_one_by_one_round_each_result_to_its_dtype(device):
+    result, in_fp32 = _two_sums(device, optimization_level=1)
+    assert torch.equal(result, torch.ones_like(result)) and not torch.equal(result, in_fp32)
+
+
+def test_generated_kernels_keep_float32_intermediates_as_tensorrts_fused_kernels_do(device):
+    result, in_fp32 = _two_sums(device, optimization_level=CODEGEN_LEVEL[torch.device(device).type])
+    assert torch.equal(result, in_fp32) and not torch.equal(result, torch.ones_like(result))
 
 
 def test_half_network_outputs_stay_half(run_network):
