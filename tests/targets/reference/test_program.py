@@ -4,6 +4,7 @@ import logging
 
 import numpy as np
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
@@ -102,3 +103,26 @@ def test_the_engine_keeps_weights_on_its_device_only_in_its_program():
     engine = _engine(_scaled_plus_dead_branch)
     held = [w for layer_weights in engine._weights for w in layer_weights.values()]
     assert held and all(w.is_meta for w in held)  # the folded constants' sources are not kept beside the program
+
+
+def _reshape_slice_layer_norm(network, x):
+    """x (2, 3) reshaped to (3, 2) through identity transposes, rows 1-2 sliced, layer-normalized over the last dim."""
+    shuffle = network.add_shuffle(x)
+    shuffle.reshape_dims = (3, 2)
+    rows = network.add_slice(shuffle.get_output(0), (1, 0), (2, 2), (1, 1)).get_output(0)
+    scale = network.add_constant((1, 2), trt.Weights(np.array([[2.0, 3.0]], dtype=np.float32))).get_output(0)
+    bias = network.add_constant((1, 2), trt.Weights(np.array([[0.5, -1.0]], dtype=np.float32))).get_output(0)
+    return network.add_normalization(rows, scale, bias, 1 << 1).get_output(0)
+
+
+def test_the_program_gives_the_code_generator_one_op_per_layer_where_torch_has_one():
+    """An identity transpose traces to nothing, an in-bounds slice to a view, a last-dims normalization to
+    layer_norm: every op the program traces to is one more node for inductor to compile."""
+    program = _engine(_reshape_slice_layer_norm)._module
+    x = torch.randn(2, 3)
+    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
+    assert "aten.permute.default" not in ops and "aten.index_select.default" not in ops, ops
+    assert "aten.native_layer_norm.default" in ops and "aten.var_mean.correction" not in ops, ops
+    expected = torch.nn.functional.layer_norm(x.reshape(3, 2)[1:], (2,), torch.tensor([2.0, 3.0]),
+                                              torch.tensor([0.5, -1.0]), 1e-5)
+    torch.testing.assert_close(program(x)[0], expected)

@@ -7,6 +7,7 @@ takes them per channel ([1, C, 1, ...]).
 """
 
 import torch
+import torch.nn.functional as F
 
 from ...dtypes import FLOAT_DTYPES
 from ..enums import LayerType
@@ -40,6 +41,20 @@ def _standardize(x, groups, dims, epsilon):
         return _standardize(grouped, 1, [2], epsilon).reshape(x.shape)
     var, mean = torch.var_mean(x, dim=dims, correction=0, keepdim=True)
     return (x - mean) / torch.sqrt(var + epsilon)
+
+
+def _is_layer_norm(dims, x, scale, bias):
+    """Statistics over x's last dims, scale and bias varying only along them: what torch's layer_norm computes."""
+    leading = x.dim() - len(dims)
+    return bool(dims) and sorted(dims) == list(range(leading, x.dim())) and all(
+        d == 1 for tensor in (scale, bias) for d in tensor.shape[:leading])
+
+
+def _over(tensor, shape):
+    """A scale/bias varying only along its last dims (_is_layer_norm) as layer norm's weight of `shape`."""
+    if tensor.numel() == shape.numel():
+        return tensor.reshape(shape)
+    return tensor.reshape(tensor.shape[-len(shape):]).expand(shape)
 
 
 def _per_channel(tensor, channels):
@@ -84,7 +99,11 @@ class INormalizationLayer(ILayer):
     def _compute(self, inputs, weights):
         # Computes in the input dtype: strongly typed networks pick the precision by casting the input (NvInfer.h).
         x, scale, bias = inputs
-        y = _standardize(x, self.num_groups, axes_from_mask(self.axes, x.dim(), "normalization"), self.epsilon)
+        dims = axes_from_mask(self.axes, x.dim(), "normalization")
+        if self.num_groups == 1 and _is_layer_norm(dims, x, scale, bias):  # one kernel, one node to generate code for
+            shape = x.shape[x.dim() - len(dims):]
+            return F.layer_norm(x, shape, _over(scale, shape), _over(bias, shape), self.epsilon)
+        y = _standardize(x, self.num_groups, dims, self.epsilon)
         channels = x.shape[1] if x.dim() > 1 else 1
         return y * _per_channel(scale, channels) + _per_channel(bias, channels)
 

@@ -16,9 +16,9 @@ from .shape import check_shape_input, given, shape_values
 
 
 def _permute(tensor, permutation):
-    order = tuple(permutation)[:tensor.dim()]
-    check(sorted(order) == list(range(tensor.dim())), f"{order} is not a permutation of rank {tensor.dim()}")
-    return tensor.permute(order)
+    order, identity = tuple(permutation)[:tensor.dim()], tuple(range(tensor.dim()))
+    check(sorted(order) == list(identity), f"{order} is not a permutation of rank {tensor.dim()}")
+    return tensor if order == identity else tensor.permute(order)  # no node for the generated program to carry
 
 
 def reshape_target(shape, dims, zero_is_placeholder, exact=True):

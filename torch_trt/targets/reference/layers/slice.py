@@ -129,6 +129,11 @@ class ISliceLayer(_TensorInputAttributes):
                 raise IndexError(problem)
             if problem:  # a dynamic dim's probe size: FILL gives the same output shape
                 mode = SampleMode.FILL
+            start, count, stride = parameters
+            if mode == SampleMode.STRICT_BOUNDS and count and stride > 0:  # in range (checked above): a strided view
+                if (start, count, stride) != (0, data.shape[dim], 1):
+                    data = data[(slice(None),) * dim + (slice(start, start + (count - 1) * stride + 1, stride),)]
+                continue
             index = _positions(data.shape[dim], *parameters, mode)
             if mode == SampleMode.FILL:  # append a slab of fill values for out-of-range reads to land on
                 slab = fill.to(data.dtype).expand(data.shape[:dim] + (1,) + data.shape[dim + 1:])
