@@ -4,6 +4,7 @@ import logging
 
 import numpy as np
 import torch
+from torch._inductor.utils import run_and_get_code
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
@@ -126,3 +127,11 @@ def test_the_program_gives_the_code_generator_one_op_per_layer_where_torch_has_o
     expected = torch.nn.functional.layer_norm(x.reshape(3, 2)[1:], (2,), torch.tensor([2.0, 3.0]),
                                               torch.tensor([0.5, -1.0]), 1e-5)
     torch.testing.assert_close(program(x)[0], expected)
+
+
+def test_generated_code_holds_the_weights_as_constants():
+    """Frozen into the code, as TensorRT's builder bakes weights into the engine: inductor folds and lays them out
+    once, and a call passes only the engine's inputs."""
+    engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
+    _, code = run_and_get_code(_run, engine, torch.randn(2, 3))
+    assert "_frozen_param" in "\n".join(code)

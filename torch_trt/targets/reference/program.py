@@ -91,16 +91,18 @@ def compile_program(program, optimization_level, device, tf32):
 def _generate(program, inputs, autotune):
     """Inductor's code for `program` at these input shapes.
 
-    The program is traced to an ATen graph with its weights as constants (make_fx), which inductor folds
-    into the kernels, and compiled directly: no dynamo, so no guards that engines of the same structure
-    could share. Static shapes let inductor pick the best kernels; each new shape compiles once (engines
-    are replayed per shape in CUDA graphs anyway). Fused kernels keep their intermediates in float32, as
+    The program is traced to an ATen graph (make_fx, on the real inputs, so the values of shape tensors are
+    read and baked in) and compiled directly: no dynamo, so no guards that engines of the same structure
+    could share. Its weights are frozen into constants, which inductor folds and lays out for its kernels
+    (as TensorRT's builder does with weights) instead of taking them as inputs on every call. Static shapes
+    let inductor pick the best kernels; each new shape compiles once (engines are replayed per shape in
+    CUDA graphs anyway). Fused kernels keep their intermediates in float32, as
     TensorRT's fused kernels do: rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of
     inductor's time on BERT-base and made half engines less accurate against float32.
     """
     start = time.perf_counter()
     graph = _views_as_reshapes(make_fx(program)(*inputs))
-    compiled = compile_fx(graph, list(inputs), config_patches={"max_autotune": autotune})
+    compiled = compile_fx(graph, list(inputs), config_patches={"freezing": True, "max_autotune": autotune})
     logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
                 [tuple(t.shape) for t in inputs], time.perf_counter() - start)
     return compiled

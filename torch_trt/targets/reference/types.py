@@ -118,10 +118,11 @@ class Weights:
         return self._array
 
     def _as_torch(self):
-        """The values as a new torch tensor, or None for empty Weights."""
-        if self._tensor is not None:
-            return self._tensor.clone()
-        return None if self._array is None else torch.from_numpy(np.array(self._array))
+        """The values as a torch tensor over the same memory (read when the engine is built, as TensorRT reads the
+        caller's weights then), or None for empty Weights."""
+        if self._tensor is not None or self._array is None:
+            return self._tensor
+        return torch.from_numpy(self._array if self._array.flags.writeable else self._array.copy())
 
 
 def _copy_from_host(dtype, address, count):
