@@ -125,6 +125,8 @@ class _FusedAttention:
     """The kernel of a fused attention step: scaled_dot_product_attention where the shapes fit, the original layers
     where they do not."""
 
+    type = None  # no layer type: other fusions match no pattern on it
+
     def __init__(self, chain, folded):
         self.chain = chain
         self.constants = {n: folded[n] for s in chain.steps for n in s[1]["inputs"] if n in folded}

@@ -7,6 +7,7 @@ reference does the same when an engine is loaded:
   engine's device, and its outputs become constants of the program;
 - dead layers (whose outputs reach no engine output) are dropped;
 - attention (matrix multiply, scale, softmax, matrix multiply) becomes one fused kernel (attention.py);
+- a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
   its last reader, so weights live on the device once and intermediates die at last use;
@@ -27,6 +28,7 @@ from torch._inductor.compile_fx import compile_fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .attention import fuse_attention
+from .bias import fuse_bias
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def build_program(layers, records, weights, input_names, output_names, device):
             folded.update(zip(record["outputs"], _as_tuple(layer._compute(values, layer_weights))))
         else:
             steps.append((layer, record, layer_weights))
-    steps = fuse_attention(steps, folded, output_names)
+    steps = fuse_bias(fuse_attention(steps, folded, output_names), folded, output_names)
     root, graph = torch.nn.Module(), torch.fx.Graph()
     values = {name: graph.placeholder(name) for name in input_names}
 

@@ -1,0 +1,65 @@
+"""The reference builder fuses a product with constant weights and the constant bias added to it into one GEMM
+(bias.py)."""
+
+import numpy as np
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import torch_trt.targets.reference as trt
+
+from .conftest import host_engine
+
+NONE = trt.MatrixOperation.NONE
+WEIGHT = torch.arange(12, dtype=torch.float32).reshape(3, 4) / 10
+ROW_BIAS = torch.tensor([[1.0, -2.0, 0.5, 3.0]])
+
+
+def _constant(network, tensor):
+    return network.add_constant(tuple(tensor.shape), trt.Weights(np.ascontiguousarray(tensor.numpy()))).get_output(0)
+
+
+def _plus_bias(bias):
+    def define(network, x):
+        product = network.add_matrix_multiply(x, NONE, _constant(network, WEIGHT), NONE).get_output(0)
+        return network.add_elementwise(_constant(network, bias), product, trt.ElementWiseOperation.SUM).get_output(0)
+
+    return define
+
+
+def _product_read_twice(network, x):
+    product = network.add_matrix_multiply(x, NONE, _constant(network, WEIGHT), NONE).get_output(0)
+    biased = network.add_elementwise(product, _constant(network, ROW_BIAS), trt.ElementWiseOperation.SUM)
+    return network.add_elementwise(biased.get_output(0), product, trt.ElementWiseOperation.PROD).get_output(0)
+
+
+def _program(define):
+    program = host_engine(define, shape=(2, 3))[1]._module
+    kernels = [type(node.target.__self__).__name__ for node in program.graph.nodes
+               if node.op == "call_function" and hasattr(node.target, "__self__")]
+    return program, kernels
+
+
+def test_a_product_plus_a_row_bias_is_one_addmm():
+    program, kernels = _program(_plus_bias(ROW_BIAS))
+    x = torch.randn(2, 3)
+    assert kernels == ["_FusedBias"]
+    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
+    assert "aten.addmm.default" in ops and "aten.add.Tensor" not in ops, ops
+    torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
+
+
+def test_a_bias_that_is_not_a_row_runs_the_two_layers():
+    column_bias = torch.tensor([[1.0], [-1.0]])  # one value per row of the product: not addmm's bias
+    program, kernels = _program(_plus_bias(column_bias))
+    x = torch.randn(2, 3)
+    assert kernels == ["_FusedBias"]
+    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
+    assert "aten.addmm.default" not in ops, ops
+    torch.testing.assert_close(program(x)[0], x @ WEIGHT + column_bias)
+
+
+def test_a_product_read_by_another_layer_is_not_fused():
+    program, kernels = _program(_product_read_twice)
+    x = torch.randn(2, 3)
+    assert "_FusedBias" not in kernels and "IMatrixMultiplyLayer" in kernels
+    torch.testing.assert_close(program(x)[0], (x @ WEIGHT + ROW_BIAS) * (x @ WEIGHT))
