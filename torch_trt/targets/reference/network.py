@@ -256,13 +256,15 @@ class INetworkDefinition:
         return layer
 
     def _meta(self, tensor):
-        """(probe_a, probe_b) meta tensors standing for `tensor`, inferred through its producers."""
+        """(probe_a, probe_b) meta tensors standing for `tensor`, inferred through its producers (one tensor twice where
+        nothing dynamic reaches it)."""
         key = id(tensor)
         if key not in self._meta_cache:
             if tensor._producer is None:
-                self._meta_cache[key] = tuple(
-                    torch.empty([probe if d == -1 else d for d in tensor._shape], dtype=TORCH_DTYPE[tensor._dtype],
-                                device="meta") for probe in _PROBES)
+                probes = _PROBES if -1 in tensor._shape else _PROBES[:1]  # a static shape: one stands for both
+                metas = [torch.empty([probe if d == -1 else d for d in tensor._shape], dtype=TORCH_DTYPE[tensor._dtype],
+                                     device="meta") for probe in probes]
+                self._meta_cache[key] = (metas[0], metas[-1])
             else:
                 for layer in dependency_order([tensor._producer], skip=self._is_inferred):
                     self._infer(layer)
@@ -279,8 +281,9 @@ class INetworkDefinition:
 
     def _infer(self, layer):
         inputs = [None if t is None else self._meta_cache.get(id(t)) or self._meta(t) for t in layer._inputs]
+        static = all(pair is None or pair[0] is pair[1] for pair in inputs)  # both probes the same: infer once
         results = []
-        for probe in range(2):
+        for probe in range(1 if static else 2):
             probe_inputs = [None if pair is None else pair[probe] for pair in inputs]
             weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
             try:
@@ -290,7 +293,7 @@ class INetworkDefinition:
                 message = re.sub(rf"\b({_PROBES[0]}|{_PROBES[1]})\b", "-1", str(error).splitlines()[0])
                 raise (DeferredError if isinstance(error, DeferredError) else NetworkError)(message) from None
             results.append(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
-        for output, a, b in zip(layer._outputs, *results):
+        for output, a, b in zip(layer._outputs, results[0], results[-1]):
             self._meta_cache[id(output)] = (a, b)
 
 
