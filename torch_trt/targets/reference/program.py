@@ -98,9 +98,9 @@ def _generate(program, inputs, autotune):
     could share. Its weights are frozen into constants, which inductor folds and lays out for its kernels
     (as TensorRT's builder does with weights) instead of taking them as inputs on every call. Static shapes
     let inductor pick the best kernels; each new shape compiles once (engines are replayed per shape in
-    CUDA graphs anyway). Fused kernels keep their intermediates in float32, as
-    TensorRT's fused kernels do: rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of
-    inductor's time on BERT-base and made half engines less accurate against float32.
+    CUDA graphs anyway). Fused kernels keep their intermediates in float32, as TensorRT's fused kernels do:
+    rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of inductor's time on
+    BERT-base and made half engines less accurate against float32.
     """
     start = time.perf_counter()
     graph = _views_as_reshapes(make_fx(program)(*inputs))
