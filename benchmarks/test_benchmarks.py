@@ -61,3 +61,11 @@ def test_cpu_latencies_count_the_iterations():
     calls = []
     times = measure.latencies_ms(lambda x: calls.append(x), (1,), iterations=5, warmup=2, device=torch.device("cpu"))
     assert len(times) == 5 and len(calls) == 7
+
+
+def test_compile_stages_name_functions_that_exist():
+    import importlib
+
+    import compile_stages
+    for module_name, name in compile_stages.STAGES:
+        assert callable(getattr(importlib.import_module(module_name), name)), f"{module_name}.{name}"
