@@ -135,3 +135,19 @@ def test_generated_code_holds_the_weights_as_constants():
     engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
     _, code = run_and_get_code(_run, engine, torch.randn(2, 3))
     assert "_frozen_param" in "\n".join(code)
+
+
+def _reshaped_to_its_own_shape(network, x):
+    shuffle = network.add_shuffle(x)
+    shuffle.set_input(1, network.add_shape(x).get_output(0))  # a shape tensor whose values the reshape reads
+    return network.add_activation(shuffle.get_output(0), trt.ActivationType.RELU).get_output(0)
+
+
+def test_only_a_program_that_reads_shape_values_is_traced_on_the_real_inputs_first(caplog):
+    """Inductor traces a program with fake tensors, which hold no values: a reshape to a computed shape needs them."""
+    x = torch.randn(2, 3)
+    with caplog.at_level(logging.DEBUG, logger="torch_trt"):
+        torch.testing.assert_close(_run(_engine(_scaled_plus_dead_branch, level=4), x), torch.relu(x * 6))
+        assert "traced on the real inputs" not in caplog.text
+        torch.testing.assert_close(_run(_engine(_reshaped_to_its_own_shape, level=4), x), torch.relu(x))
+        assert "traced on the real inputs" in caplog.text

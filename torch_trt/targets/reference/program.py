@@ -29,6 +29,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .attention import fuse_attention
 from .bias import fuse_bias
+from .layers.shape import ValuesNotTraced
 
 logger = logging.getLogger(__name__)
 
@@ -93,9 +94,10 @@ def compile_program(program, optimization_level, device, tf32):
 def _generate(program, inputs, autotune):
     """Inductor's code for `program` at these input shapes.
 
-    The program is traced to an ATen graph (make_fx, on the real inputs, so the values of shape tensors are
-    read and baked in) and compiled directly: no dynamo, so no guards that engines of the same structure
-    could share. Its weights are frozen into constants, which inductor folds and lays out for its kernels
+    Inductor traces the program itself (with fake tensors) and compiles it: no dynamo, so no guards that
+    engines of the same structure could share. A program with a layer that reads a shape tensor's values (a
+    reshape to a computed shape) is first traced to ATen on the real inputs (make_fx), which reads those
+    values and bakes them in, since fake tensors hold none. Its weights are frozen into constants, which inductor folds and lays out for its kernels
     (as TensorRT's builder does with weights) instead of taking them as inputs on every call. Static shapes
     let inductor pick the best kernels; each new shape compiles once (engines are replayed per shape in
     CUDA graphs anyway). Fused kernels keep their intermediates in float32, as TensorRT's fused kernels do:
@@ -103,8 +105,13 @@ def _generate(program, inputs, autotune):
     BERT-base and made half engines less accurate against float32.
     """
     start = time.perf_counter()
-    graph = _views_as_reshapes(make_fx(program)(*inputs))
-    compiled = compile_fx(graph, list(inputs), config_patches={"freezing": True, "max_autotune": autotune})
+    patches = {"freezing": True, "max_autotune": autotune}
+    try:
+        compiled = compile_fx(program, list(inputs), config_patches=patches)
+    except ValuesNotTraced:  # a layer reads a shape tensor's values, which inductor's fake tensors do not hold
+        logger.debug("reference engine: a layer reads a shape tensor's values; the program is traced on the real "
+                     "inputs first")
+        compiled = compile_fx(_views_as_reshapes(make_fx(program)(*inputs)), list(inputs), config_patches=patches)
     logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
                 [tuple(t.shape) for t in inputs], time.perf_counter() - start)
     return compiled

@@ -16,6 +16,7 @@ keep them with `@keeps_values`. A shape input without known values is refused.
 import functools
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.utils._pytree import tree_flatten, tree_map
 
@@ -134,12 +135,18 @@ def given(inputs, index):
     return inputs[index] if len(inputs) > index else None
 
 
+class ValuesNotTraced(Exception):
+    """A shape tensor's values were read while the program was traced with fake tensors, which hold none."""
+
+
 def shape_values(tensor, what):
     """The values of a shape tensor as host ints (a list for 1-D, an int for 0-D)."""
     if tensor.is_meta:
         check(knows_values(tensor), f"{what} must be a shape tensor, computed from tensor shapes and constants (not "
               f"tensor data), with at most {SHAPE_TENSOR_VOLUME} elements; this one is not")
         return tensor.host_values.tolist()
+    if is_fake(tensor):
+        raise ValuesNotTraced(what)
     with disable_proxy_modes_tracing():  # while the program is generated for one input shape, read the real values
         return tensor.tolist()
 
