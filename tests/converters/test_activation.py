@@ -81,3 +81,13 @@ def test_float_activations_of_integers(function, converter, device):
     """PyTorch promotes integer inputs of sigmoid and tanh to float32; TensorRT's activations other than RELU take
     floats only, so the converter casts first (it ran in PyTorch, splitting the engine, before)."""
     check_converter(function, [torch.randint(-4, 5, (3, 4), dtype=torch.int32)], {converter}, device)
+
+
+@pytest.mark.parametrize("function,converter", [
+    (F.relu6, "aten::relu6"),
+    (lambda x: F.hardtanh(x, -1.5, 2.5), "aten::hardtanh"),  # PyTorch truncates the bounds to -1 and 2
+], ids=["relu6", "hardtanh_fractional_bounds"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_clips_of_integers(function, converter, dtype, device):
+    """Integers clamp exactly with element-wise MAX and MIN, since CLIP takes floats (they ran in PyTorch before)."""
+    check_converter(function, [torch.tensor([[-3, -1, 0, 1], [2, 3, 6, 7]], dtype=dtype)], {converter}, device)

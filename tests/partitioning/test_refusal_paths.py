@@ -113,8 +113,8 @@ ROWS = [
         lambda x, y: (x * 2 & y) * 2, [_ints(3), _ints(3)]),
     Row("einsum_of_ints", "aten::einsum", "TensorRT's einsum takes float operands", "ETE",
         lambda x, y: torch.einsum("ij,jk->ik", x * 2, y) + 1, [_ints(2, 3), _ints(3, 4)]),
-    Row("relu6_of_ints", "aten::relu6", " was refused: ", "ETE",  # TensorRT's CLIP activation takes floats only
-        lambda x: F.relu6(x * 2) + 1, [_ints(3)]),
+    Row("max_pool_of_ints", "aten::max_pool2d", " was refused: ", "ETE",  # TensorRT's pooling takes floats only
+        lambda x: F.max_pool2d(x * 2, 2) + 1, [_ints(1, 1, 4, 4)]),
     # indexing and data movement
     Row("index_with_constant_mask", "aten::index.Tensor", "a mask gives a data-dependent shape", "ETE",
         lambda x: (x * 2)[torch.tensor([True, False, True])] * 2, [_randn(3)]),

@@ -130,6 +130,18 @@ def elementwise(ctx, a, b, op, dtype=None):
     return ctx.net.add_elementwise(a, b, op).get_output(0)
 
 
+def clamped(ctx, x, low, high):
+    """min(max(x, low), high) in the dtype PyTorch promotes x and the bounds to; a bound of None is left out."""
+    ops = ctx.trt.ElementWiseOperation
+    dtype = promote_types(ctx, *(v for v in (x, low, high) if v is not None))
+    result = cast(ctx, x, dtype)
+    if low is not None:
+        result = elementwise(ctx, result, low, ops.MAX, dtype)
+    if high is not None:
+        result = elementwise(ctx, result, high, ops.MIN, dtype)
+    return result
+
+
 def reshape_torch_sizes(ctx, tensor, sizes, copied=0):
     """`tensor` reshaped to PyTorch's `sizes`: a 0 is a zero-length dim, one -1 is inferred.
 

@@ -2,7 +2,7 @@
 built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import as_float, cast, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
+from ._helpers import as_float, cast, clamped, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
@@ -39,16 +39,24 @@ def gelu(ctx, node, args):
     return _activation(ctx, node, args[0], getattr(ctx.trt.ActivationType, kind))
 
 
+def _clip(ctx, node, x, low, high):
+    """ActivationType.CLIP for floats; integers, which CLIP does not take, clamp exactly with element-wise MAX and
+    MIN, the bounds truncated to integers as PyTorch converts them."""
+    if dtype_of(ctx, x.itensor()).is_floating_point:
+        return _activation(ctx, node, x, ctx.trt.ActivationType.CLIP, low, high)
+    return ctx.set_output(node, [clamped(ctx, x.itensor(), int(low), int(high))])
+
+
 @converter("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
 def hardtanh(ctx, node, args):
     """Clip to [min_val, max_val]."""
-    return _activation(ctx, node, args[0], ctx.trt.ActivationType.CLIP, args[1].to_float(), args[2].to_float())
+    return _clip(ctx, node, args[0], args[1].to_float(), args[2].to_float())
 
 
 @converter("aten::relu6(Tensor self) -> Tensor")
 def relu6(ctx, node, args):
     """Clip to [0, 6]."""
-    return _activation(ctx, node, args[0], ctx.trt.ActivationType.CLIP, 0.0, 6.0)
+    return _clip(ctx, node, args[0], 0.0, 6.0)
 
 
 @converter("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")

@@ -5,7 +5,7 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
-from ._helpers import broadcast_pair, cast, cast_rounded, dtype_of, elementwise, promote_types, to_itensor
+from ._helpers import broadcast_pair, cast, cast_rounded, clamped, dtype_of, elementwise, promote_types, to_itensor
 
 
 def _operands(args):
@@ -115,32 +115,22 @@ def pow(ctx, node, args):
     return ctx.set_output(node, [cast_rounded(ctx, power, dtype)])
 
 
-def _clamp(ctx, node, x, low, high):
-    ops = ctx.trt.ElementWiseOperation
-    dtype = promote_types(ctx, *(v for v in (x, low, high) if v is not None))
-    result = cast(ctx, x, dtype)
-    if low is not None:
-        result = elementwise(ctx, result, low, ops.MAX, dtype)
-    if high is not None:
-        result = elementwise(ctx, result, high, ops.MIN, dtype)
-    return ctx.set_output(node, [result])
-
-
 @converter("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
 @converter("aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
 def clamp(ctx, node, args):
     """min(max(self, min), max), with scalar or tensor bounds."""
-    return _clamp(ctx, node, args[0].itensor(), args["min"].optional(Arg.operand), args["max"].optional(Arg.operand))
+    low, high = args["min"].optional(Arg.operand), args["max"].optional(Arg.operand)
+    return ctx.set_output(node, [clamped(ctx, args[0].itensor(), low, high)])
 
 
 @converter("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
 def clamp_min(ctx, node, args):
-    return _clamp(ctx, node, args[0].itensor(), args["min"].operand(), None)
+    return ctx.set_output(node, [clamped(ctx, args[0].itensor(), args["min"].operand(), None)])
 
 
 @converter("aten::clamp_max(Tensor self, Scalar max) -> Tensor")
 def clamp_max(ctx, node, args):
-    return _clamp(ctx, node, args[0].itensor(), None, args["max"].operand())
+    return ctx.set_output(node, [clamped(ctx, args[0].itensor(), None, args["max"].operand())])
 
 
 def _comparable(ctx, a, b):
