@@ -19,18 +19,13 @@ import dataclasses
 import torch
 import torch.nn.functional as F
 
+from .dataflow import producers_and_readers
 from .enums import ElementWiseOperation, LayerType, MatrixOperation
 
 
 def fuse_attention(steps, folded, output_names):
     """`steps` ((layer, record, weights) in order) with each attention chain replaced by one fused step."""
-    producers = {name: step for step in steps for name in step[1]["outputs"]}
-    readers = {}
-    for step in steps:
-        for name in step[1]["inputs"]:
-            readers[name] = readers.get(name, 0) + 1
-    for name in output_names:
-        readers[name] = readers.get(name, 0) + 1
+    producers, readers = producers_and_readers(steps, output_names)
     position = {id(step): index for index, step in enumerate(steps)}
     chains = [chain for chain in (_match(step, producers, readers, folded) for step in steps) if chain]
     for chain in chains:

@@ -13,15 +13,13 @@ checks them each time it is traced and runs the two layers when they do not fit.
 
 import torch
 
+from .dataflow import producers_and_readers
 from .enums import ElementWiseOperation, LayerType, MatrixOperation
 
 
 def fuse_bias(steps, folded, output_names):
     """`steps` ((layer, record, weights) in order) with each product-plus-bias pair replaced by one fused step."""
-    producers = {name: step for step in steps for name in step[1]["outputs"]}
-    readers = {}
-    for name in [n for step in steps for n in step[1]["inputs"]] + list(output_names):
-        readers[name] = readers.get(name, 0) + 1
+    producers, readers = producers_and_readers(steps, output_names)
     fused, result = set(), []
     for step in steps:
         product, weight, bias = _match(step, producers, readers, folded)
