@@ -3,6 +3,10 @@
     python benchmarks/compile_stages.py --model bert                 # on CUDA (fp16) when present, else CPU (fp32)
     python benchmarks/compile_stages.py --model vit_b_16 --device cuda
 
+A run starts with inductor's on-disk caches empty (a fresh temporary directory), so the figures are a cold
+compile. To time a warm one (a saved module, or the same model in a new process, loading the engine's
+generated code from inductor's FX graph cache), run twice with the same --inductor-cache-dir.
+
 Each stage is a pipeline function, timed by a wrapper around it (wall time of all its calls; stages nest, so
 the rows do not add up). "outside the backend" is the first call minus the backend's own time: dynamo's
 tracing and guards, plus what the compiled graph does on its first call, where the reference engine is
@@ -19,6 +23,7 @@ import time
 
 import torch
 
+import measure
 from workloads import WORKLOADS, inputs_for, load
 
 STAGES = [
@@ -55,7 +60,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(WORKLOADS), default="bert")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--inductor-cache-dir", help="inductor's cache directory (default: a fresh temporary one)")
     args = parser.parse_args()
+    cache = measure.use_inductor_cache(args.inductor_cache_dir)
     device = torch.device(args.device)
     dtype = torch.float16 if device.type == "cuda" else torch.float32
     spent = collections.defaultdict(float)
@@ -71,7 +78,8 @@ def main():
             torch.cuda.synchronize(device)
         total = time.perf_counter() - start
     backend = spent["torch_trt.backend.dynamo.tensorrt_backend"]
-    print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, outside the backend {total - backend:.2f}s")
+    print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, outside the backend {total - backend:.2f}s"
+          f" (inductor's cache: {cache})")
     for module_name, name in STAGES:
         print(f"  {spent[f'{module_name}.{name}']:6.2f}s  {module_name}.{name}")
 

@@ -17,7 +17,8 @@ architectures):
         --backends eager torch_trt
 
 For each (model, batch, dtype), each backend in turn (eager first, torch_trt last) gets a freshly loaded
-model and is measured under torch.no_grad(): compile time (torch.compile and the first call), median and
+model and is measured under torch.no_grad(): compile time (torch.compile and the first call; cold, since
+inductor's on-disk caches start empty in a temporary directory unless --inductor-cache-dir names one), median and
 p90 latency over --iterations calls after --warmup calls (CUDA events, one call at a time; perf_counter
 on CPU), peak memory of the row, weights and inputs included (torch.cuda.max_memory_allocated above what
 was allocated before the model was loaded; memory is freed between rows), and the max abs error of
@@ -73,12 +74,14 @@ def parse_args():
     parser.add_argument("--tiny", action="store_true", help="small configurations, for CPU smoke runs")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--output-dir", default=str(report.RESULTS_DIR), help="where the JSON and PNG go")
+    parser.add_argument("--inductor-cache-dir", help="inductor's cache directory (default: a fresh temporary one)")
     return parser.parse_args()
 
 
 def run(args):
     """Measure every selected (model, batch, dtype, backend); returns the rows, also written as JSON and a chart."""
     device = torch.device(args.device)
+    args.inductor_cache_dir = measure.use_inductor_cache(args.inductor_cache_dir)
     selected = [name for name in backends.BACKENDS if name in args.backends]
     inductors = [name for name in backends.INDUCTOR_BACKENDS if name in selected]
     started = report.now()

@@ -2,9 +2,19 @@
 
 import gc
 import math
+import os
+import tempfile
 import time
 
 import torch
+
+
+def use_inductor_cache(directory=None):
+    """Point inductor's on-disk caches at `directory`, else at a fresh temporary one so that compile times are cold
+    (torch_trt's generated code lands in inductor's FX graph cache too); returns the directory."""
+    directory = directory or tempfile.mkdtemp(prefix="torch_trt-benchmark-inductor-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
+    return directory
 
 
 def synchronize(device):

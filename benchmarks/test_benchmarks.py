@@ -2,6 +2,7 @@
 
 import argparse
 import datetime
+import os
 
 import pytest
 import torch
@@ -69,3 +70,10 @@ def test_compile_stages_name_functions_that_exist():
     import compile_stages
     for module_name, name in compile_stages.STAGES:
         assert callable(getattr(importlib.import_module(module_name), name)), f"{module_name}.{name}"
+
+
+def test_compile_times_start_from_an_empty_inductor_cache_unless_one_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "restored after the test")
+    fresh = measure.use_inductor_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == fresh and not os.listdir(fresh)
+    assert measure.use_inductor_cache(str(tmp_path)) == str(tmp_path) == os.environ["TORCHINDUCTOR_CACHE_DIR"]

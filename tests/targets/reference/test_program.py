@@ -4,7 +4,8 @@ import logging
 
 import numpy as np
 import torch
-from torch._inductor.utils import run_and_get_code
+from torch._dynamo.utils import counters
+from torch._inductor.utils import fresh_cache, run_and_get_code
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
@@ -151,3 +152,22 @@ def test_only_a_program_that_reads_shape_values_is_traced_on_the_real_inputs_fir
         assert "traced on the real inputs" not in caplog.text
         torch.testing.assert_close(_run(_engine(_reshaped_to_its_own_shape, level=4), x), torch.relu(x))
         assert "traced on the real inputs" in caplog.text
+
+
+def _scaled_by(value):
+    def define(network, x):
+        return network.add_activation(network.add_elementwise(x, _constant(network, value), PROD).get_output(0),
+                                      trt.ActivationType.RELU).get_output(0)
+    return define
+
+
+def test_an_engine_of_the_same_structure_loads_its_generated_code_from_inductors_cache():
+    """Inductor's FX graph cache (on disk, so across processes too) keys the code by the weights' shapes: the second
+    engine skips code generation and still computes with its own weights."""
+    x = torch.randn(2, 3)
+    with fresh_cache():
+        counters.clear()
+        torch.testing.assert_close(_run(_engine(_scaled_by(2.0), level=4), x), torch.relu(x * 2))
+        assert counters["inductor"]["fxgraph_cache_miss"] == 1 and not counters["inductor"]["fxgraph_cache_hit"]
+        torch.testing.assert_close(_run(_engine(_scaled_by(-3.0), level=4), x), torch.relu(x * -3))
+        assert counters["inductor"]["fxgraph_cache_hit"] == 1, dict(counters["inductor"])

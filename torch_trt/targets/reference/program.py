@@ -15,8 +15,10 @@ reference does the same when an engine is loaded:
   C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
   inductor, once per input shape, with the constants folded into the generated kernels; level 5
   autotunes them.
-  Below that, the generated Python runs as it is. Inductor's caches make a later load of the same
-  engine fast.
+  Below that, the generated Python runs as it is. Inductor's FX graph cache keeps the generated code
+  on disk, keyed by the traced graph and the weights' shapes (not their values), so a later load of an
+  engine of the same structure, in this process or another, skips code generation. (On the CPU, inductor
+  repacks frozen linear and convolution weights into oneDNN's layout, which its cache does not store.)
 """
 
 import logging
@@ -24,8 +26,11 @@ import time
 
 import torch
 import torch.fx
+from torch._guards import TracingContext, tracing
 from torch._inductor.compile_fx import compile_fx
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from .attention import fuse_attention
 from .bias import fuse_bias
@@ -107,14 +112,22 @@ def _generate(program, inputs, autotune):
     start = time.perf_counter()
     patches = {"freezing": True, "max_autotune": autotune}
     try:
-        compiled = compile_fx(program, list(inputs), config_patches=patches)
+        compiled = _inductor(program, inputs, patches)
     except ValuesNotTraced:  # a layer reads a shape tensor's values, which inductor's fake tensors do not hold
         logger.debug("reference engine: a layer reads a shape tensor's values; the program is traced on the real "
                      "inputs first")
-        compiled = compile_fx(_views_as_reshapes(make_fx(program)(*inputs)), list(inputs), config_patches=patches)
+        compiled = _inductor(_views_as_reshapes(make_fx(program)(*inputs)), inputs, patches)
     logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
                 [tuple(t.shape) for t in inputs], time.perf_counter() - start)
     return compiled
+
+
+def _inductor(graph, inputs, patches):
+    """compile_fx of `graph` at the static shapes of `inputs`, in a tracing context of its own: the FX graph cache
+    reads its shape environment from there and, without one (no dynamo around us), bypasses the cache."""
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    with tracing(TracingContext(mode)):
+        return compile_fx(graph, [mode.from_tensor(t, static_shapes=True) for t in inputs], config_patches=patches)
 
 
 def _views_as_reshapes(graph):
