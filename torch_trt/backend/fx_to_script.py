@@ -8,6 +8,7 @@ ops, writes into inputs or weights), and freezes it so the buffers become graph 
 `canonical_text(graph)` is the graph without names, shapes and source locations, for comparisons.
 """
 
+import concurrent.futures
 import copy
 import hashlib
 import re
@@ -125,11 +126,16 @@ def tensor_constants(graph):
 
 
 def constants_digest(graph):
-    """A hash of every tensor constant's dtype, shape and bytes (the weights)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for tensor in tensor_constants(graph):
-        tensor = tensor.detach().cpu().contiguous()
-        digest.update(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
-        if tensor.numel():
-            digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
-    return digest.hexdigest()
+    """A hash of every tensor constant's dtype, shape and bytes (the weights), one thread per tensor: the copies to
+    the host and hashlib release the GIL, and a transformer's weights take most of a second to hash on one core."""
+    with concurrent.futures.ThreadPoolExecutor() as pool:
+        digests = list(pool.map(_tensor_digest, tensor_constants(graph)))
+    return hashlib.sha256(b"".join(digests)).hexdigest()[:32]
+
+
+def _tensor_digest(tensor):
+    tensor = tensor.detach().cpu().contiguous()
+    digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+    if tensor.numel():
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return digest.digest()
