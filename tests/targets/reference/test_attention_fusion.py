@@ -12,19 +12,21 @@ NONE, TRANSPOSE = trt.MatrixOperation.NONE, trt.MatrixOperation.TRANSPOSE
 SHAPES = {"q": (2, 4, 5, 8), "k": (2, 4, 6, 8), "v": (2, 4, 6, 8)}
 
 
-def _engine(define):
-    """Build define(network, q, k, v) -> output on host inputs of SHAPES; (engine, its program's kernel names)."""
+def _engine(define, shapes=SHAPES, level=3):
+    """Build define(network, q, k, v) -> output on host inputs of `shapes` at builder_optimization_level `level`;
+    (engine, its program's kernel names)."""
     logger = RecordingLogger()
     builder = trt.Builder(logger)
     network = builder.create_network(0)
-    inputs = [network.add_input(name, trt.DataType.FLOAT, shape) for name, shape in SHAPES.items()]
+    inputs = [network.add_input(name, trt.DataType.FLOAT, shape) for name, shape in shapes.items()]
     output = define(network, *inputs)
     output.name = "out"
     network.mark_output(output)
     for tensor in inputs + [output]:
         tensor.location = trt.TensorLocation.HOST
-    engine = trt.Runtime(logger).deserialize_cuda_engine(
-        builder.build_serialized_network(network, builder.create_builder_config()))
+    config = builder.create_builder_config()
+    config.builder_optimization_level = level
+    engine = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
     assert engine is not None, logger.errors()
     kernels = [type(node.target.__self__).__name__ for node in engine._module.graph.nodes
                if node.op == "call_function" and hasattr(node.target, "__self__")]
@@ -80,9 +82,9 @@ def _masked(network, q, k, v):
     return network.add_matrix_multiply(_softmax(network, masked), NONE, v, NONE).get_output(0)
 
 
-def _inputs():
+def _inputs(shapes=SHAPES):
     generator = torch.Generator().manual_seed(0)
-    return [torch.randn(shape, generator=generator) for shape in SHAPES.values()]
+    return [torch.randn(shape, generator=generator) for shape in shapes.values()]
 
 
 def _attention(q, k, v, scale=1.0, dim=-1):
@@ -109,3 +111,13 @@ def test_masked_scores_are_not_fused():
     assert "_FusedAttention" not in kernels, kernels
     q, k, v = _inputs()
     torch.testing.assert_close(_run(engine, [q, k, v]), torch.softmax(q @ k.transpose(-1, -2) - 1, -1) @ v)
+
+
+def test_a_fused_step_whose_shapes_do_not_fit_runs_its_layers_with_their_constants_in_generated_code():
+    """Keys shared by all heads do not fit scaled_dot_product_attention: the fused step runs its layers, whose
+    scale is a constant of the step (not a weight of the program) that inductor's trace meets as a real tensor."""
+    shapes = {**SHAPES, "k": (2, 1, 6, 8), "v": (2, 1, 6, 8)}
+    engine, kernels = _engine(_scaled_scores, shapes, level=4)  # CPU code generation starts at level 4
+    assert kernels == ["_FusedAttention"], kernels
+    q, k, v = _inputs(shapes)
+    torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=0.3))

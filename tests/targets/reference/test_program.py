@@ -171,3 +171,17 @@ def test_an_engine_of_the_same_structure_loads_its_generated_code_from_inductors
         assert counters["inductor"]["fxgraph_cache_miss"] == 1 and not counters["inductor"]["fxgraph_cache_hit"]
         torch.testing.assert_close(_run(_engine(_scaled_by(-3.0), level=4), x), torch.relu(x * -3))
         assert counters["inductor"]["fxgraph_cache_hit"] == 1, dict(counters["inductor"])
+
+
+def test_a_cached_engine_never_runs_with_another_engines_one_element_constant():
+    """The cache keys frozen weights by shape, and inductor writes a one-element one into the code as a literal: the
+    biased variance, whose divisor is all that differs from the unbiased one's, must not reuse that code."""
+    x = torch.randn(3, 4)
+    with fresh_cache():
+        counters.clear()
+        for unbiased in (True, False):
+            torch._dynamo.reset()
+            compiled = torch.compile(lambda t, unbiased=unbiased: torch.var(t, unbiased=unbiased), backend="tensorrt",
+                                     options={"optimization_level": 4, "min_block_size": 1})
+            torch.testing.assert_close(compiled(x), torch.var(x, unbiased=unbiased))
+        assert counters["inductor"]["fxgraph_cache_hit"] == 1, dict(counters["inductor"])

@@ -124,10 +124,17 @@ def _generate(program, inputs, autotune):
 
 def _inductor(graph, inputs, patches):
     """compile_fx of `graph` at the static shapes of `inputs`, in a tracing context of its own: the FX graph cache
-    reads its shape environment from there and, without one (no dynamo around us), bypasses the cache."""
-    mode = FakeTensorMode(shape_env=ShapeEnv())
+    reads its shape environment from there and, without one (no dynamo around us), bypasses the cache.
+
+    The cache keys frozen weights by shape and dtype, not values, and loads them from the program on a hit; but
+    inductor writes a one-element weight into the code as a literal, so every weight stays a tensor
+    (always_keep_tensor_constants), or a later engine would run with an earlier one's value. Fused steps hold
+    constants of their own (not weights of the program), which the trace meets as real tensors and records as
+    constants, keyed by value."""
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
     with tracing(TracingContext(mode)):
-        return compile_fx(graph, [mode.from_tensor(t, static_shapes=True) for t in inputs], config_patches=patches)
+        return compile_fx(graph, [mode.from_tensor(t, static_shapes=True) for t in inputs],
+                          config_patches={**patches, "always_keep_tensor_constants": True})
 
 
 def _views_as_reshapes(graph):
