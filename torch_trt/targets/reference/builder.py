@@ -8,7 +8,7 @@ from . import plan
 from .enums import BuilderFlag, DataType, ErrorCodeTRT, MemoryPoolType, Severity
 from .logger import report_error
 from .network import INetworkDefinition, NetworkError
-from .types import IHostMemory, to_dims
+from .types import to_dims
 
 
 class IOptimizationProfile:
@@ -105,7 +105,7 @@ class Builder:
                          f"build_serialized_network: {error}")
             return None
         self._logger.log(Severity.INFO, f"Built reference engine: {network.num_layers} layers, {len(data)} bytes")
-        return IHostMemory(data)
+        return data
 
 
 def _validate(network, config):

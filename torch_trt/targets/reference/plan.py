@@ -13,7 +13,7 @@ import torch
 
 from . import enums
 from .network import dependency_order
-from .types import Dims, Permutation, Weights
+from .types import Dims, IHostMemory, Permutation, Weights
 
 FORMAT = "torch_trt.reference.plan"
 VERSION = 1
@@ -45,7 +45,7 @@ def _decode(value):
 
 def serialize(network, profiles, optimization_level, tf32):
     """Serialize a validated network, its optimization profiles, the builder_optimization_level and whether float32
-    matrix products and convolutions may use TF32 (BuilderFlag.TF32) into plan bytes."""
+    matrix products and convolutions may use TF32 (BuilderFlag.TF32) into plan bytes (an IHostMemory)."""
     tensors, layers = {}, []
     for index, layer in enumerate(dependency_order(network._layers)):
         attributes, weights = {}, {}
@@ -80,8 +80,8 @@ _SAFETENSORS_DTYPE = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16
 
 
 def _safetensors_bytes(tensors, metadata):
-    """The safetensors blob of `tensors` (name -> CPU tensor) and string `metadata`: each tensor copied once into
-    one buffer (safetensors.torch.save copies each three times, seconds for a BERT-base)."""
+    """The safetensors blob of `tensors` (name -> CPU tensor) and string `metadata` as an IHostMemory: each tensor
+    copied once into one buffer (safetensors.torch.save copies each three times, seconds for a BERT-base)."""
     header, size = {"__metadata__": metadata}, 0
     tensors = dict(sorted(tensors.items(), key=lambda item: -item[1].element_size()))  # each one aligned
     for name, tensor in tensors.items():
@@ -91,7 +91,7 @@ def _safetensors_bytes(tensors, metadata):
     encoded = json.dumps(header, separators=(",", ":")).encode()
     encoded += b" " * (-len(encoded) % 8)  # the data starts 8-byte aligned, as safetensors writes it
     start = 8 + len(encoded)
-    blob = bytearray(start + size)
+    blob = IHostMemory(start + size)
     blob[:start] = struct.pack("<Q", len(encoded)) + encoded
     for name, tensor in tensors.items():
         begin, end = header[name]["data_offsets"]

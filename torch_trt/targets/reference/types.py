@@ -141,8 +141,9 @@ def to_weights(value, what):
     raise TypeError(f"{what}: expected Weights or a numpy array, got {type(value).__name__}")
 
 
-class IHostMemory(bytes):
-    """Serialized bytes with the buffer protocol, as returned by build_serialized_network."""
+class IHostMemory(bytearray):
+    """Serialized bytes with the buffer protocol, as returned by build_serialized_network: the buffer the plan is
+    written into (a transformer's plan is hundreds of MB, each copy of it a second on a slow host)."""
 
     @property
     def nbytes(self):
