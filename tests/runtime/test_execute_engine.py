@@ -45,7 +45,7 @@ def test_device_mismatch_error_message_on_cpu():
     from torch_trt.runtime.engine_manager import EngineRunner
 
     compiled, x, y = _compile()
-    runner = EngineRunner(_engine_constant(compiled), "reference", torch.device("cpu"))
+    runner = EngineRunner(memoryview(_engine_constant(compiled).numpy()), "reference", torch.device("cpu"))
     runner.device = torch.device("cuda")  # an engine on another device than its inputs
     with pytest.raises(EngineIOError, match="move it with .to"):
         runner.check_inputs([x, y])
@@ -64,9 +64,9 @@ def test_corrupted_engine_bytes_give_a_clear_error():
     engine = _engine_constant(compiled).clone()
     engine[100:200] = 7
     with pytest.raises(EngineIOError, match="corrupted"):
-        EngineRunner(engine, "reference", torch.device("cpu"))
+        EngineRunner(memoryview(engine.numpy()), "reference", torch.device("cpu"))
     with pytest.raises(EngineIOError, match="cannot deserialize"):
-        EngineRunner(torch.zeros(3, dtype=torch.uint8), "reference", torch.device("cpu"))
+        EngineRunner(memoryview(bytes(3)), "reference", torch.device("cpu"))
 
 
 def test_save_and_load_in_a_fresh_process(tmp_path):

@@ -51,7 +51,7 @@ def get_runner(engine_id, engine_tensor, target, device):
         with _LOCK:
             runner = _RUNNERS.get(key)
             if runner is None:
-                data = engine_tensor.cpu().numpy().tobytes()
+                data = memoryview(engine_tensor.cpu().numpy())  # the reference's weights view it: no copy
                 _verify(engine_id, data)
                 runner = _RUNNERS[key] = EngineRunner(data, target, device)
             if id(engine_tensor) not in runner.owners:

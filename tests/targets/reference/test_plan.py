@@ -1,10 +1,14 @@
-"""The reference plan's blob is safetensors: any safetensors reader gets every weight back, bit for bit."""
+"""The reference plan's blob is safetensors: any safetensors reader, and our own in place, gets every weight back,
+bit for bit; one whose tensors do not tile its data is refused."""
+
+import json
+import struct
 
 import pytest
 import safetensors.torch
 import torch
 
-from torch_trt.targets.reference.plan import _safetensors_bytes
+from torch_trt.targets.reference.plan import FORMAT, VERSION, PlanError, _safetensors_bytes, deserialize
 
 WEIGHTS = {
     "float32": torch.randn(3, 4),
@@ -32,3 +36,42 @@ def test_safetensors_reads_back_what_the_plan_wrote(names):
 
 def _bits(tensor):
     return tensor.reshape(-1).view(torch.uint8)
+
+
+def _plan_blob(tensors):
+    return _safetensors_bytes(tensors, {"format": FORMAT, "plan": json.dumps({"version": VERSION})})
+
+
+@pytest.mark.parametrize("names", [list(WEIGHTS), []], ids=["all", "none"])
+def test_deserialize_reads_back_what_the_plan_wrote_as_views_of_its_memory(names):
+    """A transformer's plan is hundreds of MB: its weights are read in place, not copied."""
+    tensors = {name: WEIGHTS[name] for name in names}
+    blob = _plan_blob(tensors)
+    _, loaded = deserialize(blob)
+    assert loaded.keys() == tensors.keys()
+    start, end = torch.frombuffer(blob, dtype=torch.uint8).data_ptr(), len(blob)
+    for name, tensor in tensors.items():
+        assert loaded[name].dtype == tensor.dtype and loaded[name].shape == tensor.shape, name
+        assert torch.equal(_bits(loaded[name]), _bits(tensor)), name
+        assert not tensor.numel() or start <= loaded[name].data_ptr() < start + end, name
+    assert deserialize(bytes(blob))[1].keys() == tensors.keys()  # read-only bytes are copied once, then read
+
+
+def _with_header_entry(blob, name, **changes):
+    """`blob` with the safetensors header entry `name` changed (the header's length kept by padding)."""
+    size = struct.unpack_from("<Q", blob)[0]
+    header = json.loads(bytes(blob[8:8 + size]))
+    header[name].update(changes)
+    encoded = json.dumps(header, separators=(",", ":")).encode()
+    assert len(encoded) <= size
+    return bytes(blob[:8]) + encoded + b" " * (size - len(encoded)) + bytes(blob[8 + size:])
+
+
+@pytest.mark.parametrize("changes", [{"dtype": "F64"}, {"data_offsets": [4, 52]}, {"shape": [3, 5]}],
+                         ids=["unknown_dtype", "gap", "wrong_size"])
+def test_a_plan_whose_tensors_do_not_tile_its_data_is_corrupted(changes):
+    blob = _plan_blob({"a": torch.randn(3, 4)})
+    with pytest.raises(PlanError, match="corrupted"):
+        deserialize(_with_header_entry(blob, "a", **changes))
+    with pytest.raises(PlanError, match="corrupted"):
+        deserialize(bytes(blob) + b"extra")

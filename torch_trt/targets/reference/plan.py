@@ -6,9 +6,9 @@ blob. A corrupted or foreign blob fails to parse with a clear error and executes
 """
 
 import json
+import math
 import struct
 
-import safetensors.torch
 import torch
 
 from . import enums
@@ -102,27 +102,54 @@ def _safetensors_bytes(tensors, metadata):
 
 
 def deserialize(data):
-    """Parse plan bytes into (plan dict, weight tensors); PlanError for anything else."""
-    data = bytes(data)
-    if len(data) < 8:
+    """Parse plan bytes (any buffer) into (plan dict, weight tensors); PlanError for anything else. The tensors view
+    the buffer's memory when it is writable (a transformer's weights are hundreds of MB): it must not change."""
+    try:
+        view = memoryview(data).cast("B")
+    except TypeError as error:
+        raise PlanError(f"a serialized engine is a buffer (bytes, bytearray, memoryview): {error}") from None
+    if view.readonly:  # torch cannot view read-only memory
+        view = memoryview(bytearray(view))
+    if len(view) < 8:
         raise PlanError("serialized engine is truncated (fewer than 8 bytes)")
-    (header_size,) = struct.unpack("<Q", data[:8])
-    if header_size > len(data) - 8:
+    (header_size,) = struct.unpack_from("<Q", view)
+    if header_size > len(view) - 8:
         raise PlanError("serialized engine is truncated or corrupted (header size exceeds the data)")
     try:
-        metadata = json.loads(data[8:8 + header_size]).get("__metadata__") or {}
+        header = json.loads(bytes(view[8:8 + header_size]))
+        metadata = header.pop("__metadata__", None) or {}
     except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
         raise PlanError(f"serialized engine header is corrupted: {error}") from None
     if metadata.get("format") != FORMAT:
         raise PlanError("bytes are not a torch_trt reference engine (missing format marker)")
     try:
         plan = json.loads(metadata["plan"])
-        tensors = safetensors.torch.load(data)
-    except Exception as error:  # safetensors raises its own error type for corrupted payloads
-        raise PlanError(f"serialized engine is corrupted: {error}") from None
+        tensors = _tensor_views(view[8 + header_size:], header)
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
+        raise PlanError(f"serialized engine is corrupted: {type(error).__name__}: {error}") from None
     if plan.get("version") != VERSION:
         raise PlanError(f"reference engine format version {plan.get('version')} is not supported (expected {VERSION})")
     return plan, tensors
+
+
+_TORCH_DTYPE = {name: dtype for dtype, name in _SAFETENSORS_DTYPE.items()}
+
+
+def _tensor_views(data, header):
+    """name -> tensor over `data` for each safetensors header entry, once the entries are checked to tile `data`
+    exactly, in order and each aligned to its element size (as _safetensors_bytes writes them)."""
+    tensors, end = {}, 0
+    for name, entry in sorted(header.items(), key=lambda item: item[1]["data_offsets"]):
+        dtype, shape, (begin, stop) = _TORCH_DTYPE[entry["dtype"]], entry["shape"], entry["data_offsets"]
+        count = math.prod(shape)
+        if begin != end or stop - begin != count * dtype.itemsize or begin % dtype.itemsize:
+            raise ValueError(f"tensor {name!r} ({entry}) does not follow the previous one at byte {end}")
+        tensors[name] = torch.frombuffer(data, dtype=dtype, count=count, offset=begin).reshape(shape) if count \
+            else torch.empty(shape, dtype=dtype)
+        end = stop
+    if end != len(data):
+        raise ValueError(f"{len(data) - end} bytes after the last tensor")
+    return tensors
 
 
 def restore_layer(layer_classes, record, tensors):
