@@ -58,17 +58,17 @@ def test_deserialize_reads_back_what_the_plan_wrote_as_views_of_its_memory(names
 
 
 def _with_header_entry(blob, name, **changes):
-    """`blob` with the safetensors header entry `name` changed (the header's length kept by padding)."""
+    """`blob` with the safetensors header entry `name` changed."""
     size = struct.unpack_from("<Q", blob)[0]
     header = json.loads(bytes(blob[8:8 + size]))
     header[name].update(changes)
-    encoded = json.dumps(header, separators=(",", ":")).encode()
-    assert len(encoded) <= size
-    return bytes(blob[:8]) + encoded + b" " * (size - len(encoded)) + bytes(blob[8 + size:])
+    encoded = json.dumps(header).encode()
+    return struct.pack("<Q", len(encoded)) + encoded + bytes(blob[8 + size:])
 
 
-@pytest.mark.parametrize("changes", [{"dtype": "F64"}, {"data_offsets": [4, 52]}, {"shape": [3, 5]}],
-                         ids=["unknown_dtype", "gap", "wrong_size"])
+@pytest.mark.parametrize("changes", [{"dtype": "F64"}, {"data_offsets": [4, 52]}, {"shape": [3, 5]},
+                                     {"shape": [-1, 1], "data_offsets": [0, -4]}],
+                         ids=["unknown_dtype", "gap", "wrong_size", "negative_size"])
 def test_a_plan_whose_tensors_do_not_tile_its_data_is_corrupted(changes):
     blob = _plan_blob({"a": torch.randn(3, 4)})
     with pytest.raises(PlanError, match="corrupted"):

@@ -125,7 +125,7 @@ def deserialize(data):
     try:
         plan = json.loads(metadata["plan"])
         tensors = _tensor_views(view[8 + header_size:], header)
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:  # JSONDecodeError is a ValueError
         raise PlanError(f"serialized engine is corrupted: {type(error).__name__}: {error}") from None
     if plan.get("version") != VERSION:
         raise PlanError(f"reference engine format version {plan.get('version')} is not supported (expected {VERSION})")
@@ -142,7 +142,8 @@ def _tensor_views(data, header):
     for name, entry in sorted(header.items(), key=lambda item: item[1]["data_offsets"]):
         dtype, shape, (begin, stop) = _TORCH_DTYPE[entry["dtype"]], entry["shape"], entry["data_offsets"]
         count = math.prod(shape)
-        if begin != end or stop - begin != count * dtype.itemsize or begin % dtype.itemsize:
+        fits = min(shape, default=0) >= 0 and stop - begin == count * dtype.itemsize
+        if begin != end or not fits or begin % dtype.itemsize:
             raise ValueError(f"tensor {name!r} ({entry}) does not follow the previous one at byte {end}")
         tensors[name] = torch.frombuffer(data, dtype=dtype, count=count, offset=begin).reshape(shape) if count \
             else torch.empty(shape, dtype=dtype)
