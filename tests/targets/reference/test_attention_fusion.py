@@ -70,6 +70,20 @@ def _transposed_key(network, q, k, v):
     return network.add_matrix_multiply(_softmax(network, scaled), NONE, v, NONE).get_output(0)
 
 
+def _divided_scores(network, q, k, v):
+    """Attention written by hand: the scores divided by sqrt(head size)."""
+    scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
+    divided = network.add_elementwise(scores, _scalar(network, 2.0), trt.ElementWiseOperation.DIV).get_output(0)
+    return network.add_matrix_multiply(_softmax(network, divided), NONE, v, NONE).get_output(0)
+
+
+def _constant_over_scores(network, q, k, v):
+    """c / scores is no scale."""
+    scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
+    divided = network.add_elementwise(_scalar(network, 2.0), scores, trt.ElementWiseOperation.DIV).get_output(0)
+    return network.add_matrix_multiply(_softmax(network, divided), NONE, v, NONE).get_output(0)
+
+
 def _softmax_over_queries(network, q, k, v):
     """Softmax over dim 2, not the keys: attention's layers, not attention."""
     scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
@@ -91,12 +105,20 @@ def _attention(q, k, v, scale=1.0, dim=-1):
     return torch.softmax(q @ k.transpose(-1, -2) * scale, dim) @ v
 
 
-@pytest.mark.parametrize("define", [_scaled_scores, _transposed_key], ids=["query_scaled", "key_shuffled"])
-def test_unmasked_attention_is_one_fused_step(define):
+@pytest.mark.parametrize("define,scale", [(_scaled_scores, 0.3), (_transposed_key, 0.3), (_divided_scores, 0.5)],
+                         ids=["query_scaled", "key_shuffled", "scores_divided"])
+def test_unmasked_attention_is_one_fused_step(define, scale):
     engine, kernels = _engine(define)
     assert kernels == ["_FusedAttention"], kernels
     q, k, v = _inputs()
-    torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=0.3))
+    torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=scale))
+
+
+def test_a_constant_divided_by_the_scores_is_not_fused():
+    engine, kernels = _engine(_constant_over_scores)
+    assert "_FusedAttention" not in kernels, kernels
+    q, k, v = _inputs()
+    torch.testing.assert_close(_run(engine, [q, k, v]), torch.softmax(2 / (q @ k.transpose(-1, -2)), -1) @ v)
 
 
 def test_softmax_over_another_dim_runs_layer_by_layer():

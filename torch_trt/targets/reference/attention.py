@@ -5,7 +5,7 @@ reference does the same for the unmasked form converters build (scaled_dot_produ
 nn.MultiheadAttention once lowered):
 
     scores = Q @ K^T (matrix multiply with op1 TRANSPOSE, or a shuffle swapping K's last two dims)
-    scores = scores * c  (or Q * c before the product; c a constant scalar)
+    scores = scores * c  (or scores / c, or Q * c before the product; c a constant scalar)
     output = softmax(scores, last dim) @ V
 
 becomes one `scaled_dot_product_attention(Q, K, V, scale)` step, which picks a flash or memory-efficient
@@ -105,14 +105,21 @@ def _single_use_producer(name, producers, readers, layer_type):
 
 
 def _scaled(step, folded, scale):
-    """(the scaled tensor's name, scale times the constant) for `x * c` with c a folded one-element constant, else
-    (None, scale)."""
+    """(the scaled tensor's name, scale times the factor) for `x * c`, `c * x` or `x / c` with c a folded one-element
+    constant (not 0, for a division), else (None, scale)."""
     layer, record, _ = step
-    if layer.op != ElementWiseOperation.PROD:
+    if layer.op == ElementWiseOperation.PROD:
+        orders = (record["inputs"], record["inputs"][::-1])
+    elif layer.op == ElementWiseOperation.DIV:
+        orders = (record["inputs"],)
+    else:
         return None, scale
-    for tensor, constant in (record["inputs"], record["inputs"][::-1]):
+    for tensor, constant in orders:
         if constant in folded and folded[constant].numel() == 1 and tensor not in folded:
-            return tensor, scale * float(folded[constant])
+            factor = float(folded[constant])
+            if layer.op == ElementWiseOperation.PROD:
+                return tensor, scale * factor
+            return (tensor, scale / factor) if factor else (None, scale)
     return None, scale
 
 
