@@ -22,6 +22,7 @@ import sys
 import time
 
 import torch
+from torch._dynamo.utils import counters
 
 import measure
 from workloads import WORKLOADS, inputs_for, load
@@ -80,6 +81,9 @@ def main():
     backend = spent["torch_trt.backend.dynamo.tensorrt_backend"]
     print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, outside the backend {total - backend:.2f}s"
           f" (inductor's cache: {cache})")
+    fx_cache = {k: counters["inductor"][f"fxgraph_cache_{k}"] for k in ("hit", "miss", "bypass")}
+    print(f"  inductor's FX graph cache: {fx_cache['hit']} hit(s), {fx_cache['miss']} miss(es), "
+          f"{fx_cache['bypass']} bypass(es)")
     for module_name, name in STAGES:
         print(f"  {spent[f'{module_name}.{name}']:6.2f}s  {module_name}.{name}")
 
