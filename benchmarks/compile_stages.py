@@ -79,8 +79,8 @@ def main():
             torch.cuda.synchronize(device)
         total = time.perf_counter() - start
     backend = spent["torch_trt.backend.dynamo.tensorrt_backend"]
-    print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, outside the backend {total - backend:.2f}s"
-          f" (inductor's cache: {cache})")
+    print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, "
+          f"outside the backend {total - backend:.2f}s (inductor's cache: {cache})")
     fx_cache = {k: counters["inductor"][f"fxgraph_cache_{k}"] for k in ("hit", "miss", "bypass")}
     print(f"  inductor's FX graph cache: {fx_cache['hit']} hit(s), {fx_cache['miss']} miss(es), "
           f"{fx_cache['bypass']} bypass(es)")

@@ -64,7 +64,8 @@ class _TwoSums(torch.nn.Module):
 
 
 def _two_sums(device, optimization_level):
-    """(1 + 2^-11) + 2^-11 in an fp16 engine: 1 if each sum rounds to fp16 (to even), 1 + 2^-10 if the first stays wider."""
+    """(1 + 2^-11) + 2^-11 in an fp16 engine: 1 if each sum rounds to fp16 (to even), 1 + 2^-10 if the first stays
+    wider."""
     x = torch.ones(4, dtype=torch.float16, device=device)
     y = torch.full((4,), 2.0 ** -11, dtype=torch.float16, device=device)
     compiled = torch_trt.compile(_TwoSums().eval(), inputs=[x, y], target="reference", min_block_size=1,

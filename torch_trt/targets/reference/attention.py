@@ -108,18 +108,15 @@ def _scaled(step, folded, scale):
     """(the scaled tensor's name, scale times the factor) for `x * c`, `c * x` or `x / c` with c a folded one-element
     constant (not 0, for a division), else (None, scale)."""
     layer, record, _ = step
-    if layer.op == ElementWiseOperation.PROD:
-        orders = (record["inputs"], record["inputs"][::-1])
-    elif layer.op == ElementWiseOperation.DIV:
-        orders = (record["inputs"],)
-    else:
-        return None, scale
-    for tensor, constant in orders:
-        if constant in folded and folded[constant].numel() == 1 and tensor not in folded:
-            factor = float(folded[constant])
-            if layer.op == ElementWiseOperation.PROD:
-                return tensor, scale * factor
-            return (tensor, scale / factor) if factor else (None, scale)
+    first, second = record["inputs"]
+    for tensor, constant in ((first, second), (second, first)):
+        if constant not in folded or folded[constant].numel() != 1 or tensor in folded:
+            continue
+        factor = float(folded[constant])
+        if layer.op == ElementWiseOperation.PROD:
+            return tensor, scale * factor
+        if layer.op == ElementWiseOperation.DIV and constant == second and factor:  # x / c, never c / x
+            return tensor, scale / factor
     return None, scale
 
 

@@ -83,5 +83,6 @@ def _fits(x, weight, bias):
 
 
 def _shaped(tensor, shape):
-    """`tensor` reshaped to `shape`, or itself where it has that shape already (no view for code generation to carry)."""
+    """`tensor` reshaped to `shape`, or itself where it has that shape already (no view for code generation to
+    carry)."""
     return tensor if tuple(tensor.shape) == shape else tensor.reshape(shape)

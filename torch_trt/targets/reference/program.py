@@ -102,8 +102,9 @@ def _generate(program, inputs, autotune):
     Inductor traces the program itself (with fake tensors) and compiles it: no dynamo, so no guards that
     engines of the same structure could share. A program with a layer that reads a shape tensor's values (a
     reshape to a computed shape) is first traced to ATen on the real inputs (make_fx), which reads those
-    values and bakes them in, since fake tensors hold none. Its weights are frozen into constants, which inductor folds and lays out for its kernels
-    (as TensorRT's builder does with weights) instead of taking them as inputs on every call. Static shapes
+    values and bakes them in, since fake tensors hold none. Its weights are frozen into constants, which
+    inductor folds and lays out for its kernels (as TensorRT's builder does with weights) instead of taking
+    them as inputs on every call. Static shapes
     let inductor pick the best kernels; each new shape compiles once (engines are replayed per shape in
     CUDA graphs anyway). Fused kernels keep their intermediates in float32, as TensorRT's fused kernels do:
     rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of inductor's time on
