@@ -3,21 +3,23 @@
 import logging
 
 import numpy as np
+import pytest
 import torch
 from torch._dynamo.utils import counters
 from torch._inductor.utils import fresh_cache, run_and_get_code
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
+from torch_trt.targets.reference import program as reference_program
 
 from .conftest import host_engine
 
 SUM, PROD = trt.ElementWiseOperation.SUM, trt.ElementWiseOperation.PROD
 
 
-def _engine(define, level=3):
-    """The deserialized engine of define(network, x) -> output for a host input `x` of shape (2, 3) at `level`."""
-    return host_engine(define, level=level)[1]
+def _engine(define, shape=(2, 3), level=3):
+    """The deserialized engine of define(network, x) -> output for a host input `x` of `shape` at `level`."""
+    return host_engine(define, shape=shape, level=level)[1]
 
 
 def _constant(network, value):
@@ -136,6 +138,26 @@ def test_generated_code_holds_the_weights_as_constants():
     engine = _engine(_scaled_plus_dead_branch, level=4)  # CPU code generation starts at level 4
     _, code = run_and_get_code(_run, engine, torch.randn(2, 3))
     assert "_frozen_param" in "\n".join(code)
+
+
+def _convolved(network, x):
+    return network.add_convolution_nd(x, 2, (3, 3), np.ones((2, 2, 3, 3), np.float32)).get_output(0)
+
+
+@pytest.mark.parametrize("define, shape, device, frozen", [
+    (_scaled_plus_dead_branch, (2, 3), "cuda", False),
+    (_convolved, (1, 2, 4, 4), "cuda", True),
+    (_scaled_plus_dead_branch, (2, 3), "cpu", True),
+], ids=["cuda-elementwise", "cuda-convolution", "cpu-elementwise"])
+def test_inductor_freezes_the_weights_on_the_cpu_and_of_convolutions_on_cuda(monkeypatch, define, shape, device, frozen):
+    """Frozen weights pay for convolutions on CUDA (and repack weights for oneDNN on the CPU); elsewhere freezing's
+    passes cost compile time for nothing (program._freezes)."""
+    seen = []
+    monkeypatch.setattr(reference_program, "_inductor",
+                        lambda graph, inputs, patches: seen.append(patches["freezing"]) or graph)
+    run = reference_program.compile_program(_engine(define, shape)._module, 4, torch.device(device), tf32=False)
+    run(torch.randn(shape))
+    assert seen == [frozen]
 
 
 def _reshaped_to_its_own_shape(network, x):

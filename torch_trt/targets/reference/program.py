@@ -13,8 +13,8 @@ reference does the same when an engine is loaded:
   its last reader, so weights live on the device once and intermediates die at last use;
 - code generation: at `builder_optimization_level` >= 2 (CUDA) or >= 4 (CPU, where generating
   C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
-  inductor, once per input shape, with the constants folded into the generated kernels; level 5
-  autotunes them.
+  inductor, once per input shape; level 5 autotunes the kernels. Inductor freezes the weights into
+  constants where that pays (`_freezes`).
   Below that, the generated Python runs as it is. Inductor's FX graph cache keeps the generated code
   on disk, keyed by the traced graph and the weights' shapes (not their values), so a later load of an
   engine of the same structure, in this process or another, skips code generation. (On the CPU, inductor
@@ -34,12 +34,14 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from .attention import fuse_attention
 from .bias import fuse_bias
+from .enums import LayerType
 from .layers.shape import ValuesNotTraced
 
 logger = logging.getLogger(__name__)
 
 CODEGEN_LEVEL = {"cuda": 2, "cpu": 4}  # the lowest builder_optimization_level that generates code, per device type
 AUTOTUNE_LEVEL = 5
+_CONVOLUTIONS = (LayerType.CONVOLUTION, LayerType.DECONVOLUTION)
 
 
 def build_program(layers, records, weights, input_names, output_names, device):
@@ -81,37 +83,46 @@ def compile_program(program, optimization_level, device, tf32):
     float32 matrix products and convolutions in TF32 only when the engine was built with BuilderFlag.TF32."""
     if optimization_level < CODEGEN_LEVEL[device.type]:
         return _with_tf32(program, tf32)
-    autotune = optimization_level >= AUTOTUNE_LEVEL
-    logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d%s)",
-                optimization_level, ", autotuned" if autotune else "")
+    patches = {"freezing": _freezes(program, device), "max_autotune": optimization_level >= AUTOTUNE_LEVEL}
+    logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d, %s)",
+                optimization_level, ", ".join(f"{name}={value}" for name, value in patches.items()))
     kernels = {}  # input shapes -> inductor's compiled function
 
     def run(*inputs):
         key = tuple(tuple(t.shape) for t in inputs)
         with torch.no_grad():
             if key not in kernels:
-                kernels[key] = _generate(program, inputs, autotune)
+                kernels[key] = _generate(program, inputs, patches)
             return kernels[key](*inputs)
 
     return _with_tf32(run, tf32)
 
 
-def _generate(program, inputs, autotune):
+def _freezes(program, device):
+    """Whether inductor compiles `program` with its weights frozen into constants, folded and laid out once for its
+    kernels (as TensorRT's builder bakes weights into an engine) instead of taken as inputs on every call.
+
+    On the CPU, freezing is what repacks linear and convolution weights into oneDNN's layout. On CUDA, it pays for
+    convolutions (ResNet-50 ran 10% faster at batch 1 frozen, 2% at batch 32), not for transformers, which ran as fast
+    unfrozen (BERT-base and ViT-B/16, both batch sizes, within 3%) while its passes, which propagate fake tensors
+    and fold constants over the whole graph several times, cost them 1-5 s of compile time."""
+    return device.type == "cpu" or any(getattr(getattr(node.target, "__self__", None), "type", None) in _CONVOLUTIONS
+                                       for node in program.graph.nodes)
+
+
+def _generate(program, inputs, patches):
     """Inductor's code for `program` at these input shapes.
 
     Inductor traces the program itself (with fake tensors) and compiles it: no dynamo, so no guards that
     engines of the same structure could share. A program with a layer that reads a shape tensor's values (a
     reshape to a computed shape) is first traced to ATen on the real inputs (make_fx), which reads those
-    values and bakes them in, since fake tensors hold none. Its weights are frozen into constants, which
-    inductor folds and lays out for its kernels (as TensorRT's builder does with weights) instead of taking
-    them as inputs on every call. Static shapes
-    let inductor pick the best kernels; each new shape compiles once (engines are replayed per shape in
-    CUDA graphs anyway). Fused kernels keep their intermediates in float32, as TensorRT's fused kernels do:
-    rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of inductor's time on
-    BERT-base and made half engines less accurate against float32.
+    values and bakes them in, since fake tensors hold none. Static shapes let inductor pick the best kernels;
+    each new shape compiles once (engines are replayed per shape in CUDA graphs anyway). Fused kernels keep
+    their intermediates in float32, as TensorRT's fused kernels do: rounding each to its layer's dtype
+    (emulate_precision_casts) cost a quarter of inductor's time on BERT-base and made half engines less
+    accurate against float32.
     """
     start = time.perf_counter()
-    patches = {"freezing": True, "max_autotune": autotune}
     try:
         compiled = _inductor(program, inputs, patches)
     except ValuesNotTraced:  # a layer reads a shape tensor's values, which inductor's fake tensors do not hold
