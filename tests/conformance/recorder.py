@@ -12,7 +12,7 @@ before doing it, so a call the target refuses is still recorded:
     ("enum", enum, member)                     trt.ActivationType.RELU, trt.ILogger.Severity.ERROR
     ("get" | "set", class, attribute)          layer.alpha = 1.0, tensor.shape, trt.ILogger.ERROR
     ("call", class, method, n_positional, kw)  net.add_activation(x, type=...), trt.Builder(logger)
-    ("buffer", class)                          bytes(serialized_engine)
+    ("buffer", class)                          memoryview(serialized_engine)
 
 Instance proxies report the real class (`__class__`), and class proxies answer isinstance and
 can be subclassed (`class Logger(trt.ILogger)`), so the pipeline's code runs unchanged. Value
@@ -73,11 +73,38 @@ class Recorder:
             return value  # enum members, Dims and Permutation are values
         if isinstance(value, types.FunctionType):
             return FunctionProxy(value, self, package)
+        if _exports_buffer(value):
+            return BufferProxy(value, self, package)
         proxy = self._objects.get(id(value))
         if proxy is None or object.__getattribute__(proxy, "_p_target") is not value:
             proxy = ObjectProxy(value, self, package)
             self._objects[id(value)] = proxy
         return proxy
+
+
+def _exports_buffer(value):
+    """Whether `value` offers its bytes (the buffer protocol, or bytes(value) on the stand-in module)."""
+    if hasattr(type(value), "__bytes__"):
+        return True
+    try:
+        memoryview(value)
+    except TypeError:
+        return False
+    return True
+
+
+class BufferProxy(bytearray):
+    """An API object that exports a buffer (IHostMemory): a copy of its bytes, since Python classes cannot export a
+    buffer of their own before 3.12, whose other attributes are read through an ObjectProxy. Receiving it records
+    the buffer's use: the pipeline takes one only to read its bytes."""
+
+    def __init__(self, target, recorder, package):
+        recorder.record("buffer", type(target).__name__)
+        super().__init__(bytes(target))
+        self._p_object = ObjectProxy(target, recorder, package)
+
+    def __getattr__(self, name):
+        return getattr(self._p_object, name)
 
 
 def unwrap(value):
@@ -298,11 +325,6 @@ class ObjectProxy:
         elif hasattr(type(target), "__len__"):
             ObjectProxy._p_special(self, "__len__")
         return bool(target)
-
-    def __bytes__(self):
-        target = object.__getattribute__(self, "_p_target")
-        object.__getattribute__(self, "_p_recorder").record("buffer", type(target).__name__)
-        return bytes(target)
 
     def __eq__(self, other):
         return object.__getattribute__(self, "_p_target") == unwrap(other)

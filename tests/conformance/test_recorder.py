@@ -118,3 +118,16 @@ def test_a_fresh_process_records_its_api_use(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     found = violations(load_records(records), Manifest())
     assert any("_network" in problem for problem, _, _ in found), found
+
+
+def test_a_serialized_engine_reaches_the_pipeline_as_a_buffer_and_its_use_is_recorded():
+    """IHostMemory exports its bytes (memoryview, no copy on the real bindings); its attributes are still recorded."""
+    recorder, trt = _recorded()
+    builder = trt.Builder(trt.Logger())
+    network = builder.create_network(0)
+    network.mark_output(network.add_identity(network.add_input("x", trt.float32, (2,))).get_output(0))
+    serialized = builder.build_serialized_network(network, builder.create_builder_config())
+    assert serialized.nbytes == len(memoryview(serialized))
+    assert trt.Runtime(trt.Logger()).deserialize_cuda_engine(memoryview(serialized)).num_io_tensors == 2
+    assert ("buffer", "IHostMemory") in recorder.records and ("get", "IHostMemory", "nbytes") in recorder.records
+    assert not violations(recorder, Manifest())

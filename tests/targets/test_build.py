@@ -52,6 +52,19 @@ def test_tf32_follows_pytorch(allow_tf32, allowed):
     assert (("enum", "BuilderFlag", "TF32") in recorder.records) == (not allowed)
 
 
+@pytest.mark.unrecorded  # the recorder hands the pipeline a copy of each IHostMemory
+def test_the_compiled_module_holds_the_plan_the_builder_wrote_not_a_copy(monkeypatch):
+    """A transformer's plan is hundreds of MB: the module's engine constant is the IHostMemory's own memory."""
+    plans = []
+    build_serialized_network = reference.Builder.build_serialized_network
+    monkeypatch.setattr(reference.Builder, "build_serialized_network",
+                        lambda self, *args: plans.append(build_serialized_network(self, *args)) or plans[-1])
+    module = _compile_relu()
+    constants = [node.t("value") for node in module.graph.findAllNodes("prim::Constant")
+                 if node.hasAttribute("value") and node.kindOf("value") == "t"]
+    assert [c.data_ptr() for c in constants] == [torch.frombuffer(plans[0], dtype=torch.uint8).data_ptr()]
+
+
 def test_reference_config_has_tf32_on_by_default_as_tensorrt():
     config = reference.Builder(target_logger(reference)).create_builder_config()
     assert config.get_flag(reference.BuilderFlag.TF32)

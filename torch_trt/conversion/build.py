@@ -18,7 +18,8 @@ logger = logging.getLogger(__name__)
 
 
 def build_engine(ctx, builder, input_specs, device):
-    """Serialize the network in `ctx` into engine bytes with one profile from the input specs."""
+    """Serialize the network in `ctx` with one profile from the input specs: the engine's bytes, as a memoryview of
+    the builder's IHostMemory."""
     trt, network = ctx.trt, ctx.net.definition
     on_tensorrt = target_name(trt) == "tensorrt"
     if on_tensorrt and device.type != "cuda":
@@ -48,10 +49,10 @@ def build_engine(ctx, builder, input_specs, device):
         raise EngineBuildError(f"the {network.num_layers}-layer network failed to build: {reasons}")
     if cache_path:
         _save_timing_cache(config, cache_path)
-    engine_bytes = bytes(serialized)
-    logger.info("built engine: %s layers, %d bytes in %.2fs", network.num_layers, len(engine_bytes),
+    engine = memoryview(serialized).cast("B")  # IHostMemory exports its buffer: a transformer's plan is not copied
+    logger.info("built engine: %s layers, %d bytes in %.2fs", network.num_layers, engine.nbytes,
                 time.perf_counter() - start)
-    return engine_bytes
+    return engine
 
 
 def _place_io(network, trt, device):

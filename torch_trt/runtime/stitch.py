@@ -14,7 +14,7 @@ from .engine_manager import engine_id
 def stitch_engine(graph, segment, engine_bytes, target, device):
     """Insert the execute_engine call after the segment's last node, reroute its outputs, delete its nodes."""
     with graph.insert_point_guard(segment.nodes[0]):
-        engine = graph.insertConstant(torch.frombuffer(bytearray(engine_bytes), dtype=torch.uint8))
+        engine = graph.insertConstant(_as_tensor(engine_bytes))
         settings = [graph.insertConstant(s) for s in (engine_id(engine_bytes), target, str(device))]
     last = segment.nodes[-1]
     inputs = []
@@ -40,6 +40,12 @@ def stitch_engine(graph, segment, engine_bytes, target, device):
     for node in reversed(segment.nodes):
         node.destroy()
     return call
+
+
+def _as_tensor(engine_bytes):
+    """The engine as a uint8 tensor sharing its memory where that is writable (torch views no read-only memory)."""
+    writable = not memoryview(engine_bytes).readonly
+    return torch.frombuffer(engine_bytes if writable else bytearray(engine_bytes), dtype=torch.uint8)
 
 
 def _cast_after(graph, value, dtype, after):
