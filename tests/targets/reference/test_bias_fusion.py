@@ -48,14 +48,26 @@ def test_a_product_plus_a_row_bias_is_one_addmm():
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
 
 
-def test_a_bias_that_is_not_a_row_runs_the_two_layers():
+def test_a_bias_that_is_not_a_row_is_not_fused():
     column_bias = torch.tensor([[1.0], [-1.0]])  # one value per row of the product: not addmm's bias
     program, kernels = _program(_plus_bias(column_bias))
     x = torch.randn(2, 3)
-    assert kernels == ["_FusedBias"]
-    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
-    assert "aten.addmm.default" not in ops, ops
+    assert kernels == ["IMatrixMultiplyLayer", "IElementWiseLayer"]
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + column_bias)
+
+
+def test_a_batched_product_plus_bias_is_one_addmm_over_all_rows():
+    """Weights and bias with unit batch dims, as converters build linear layers on a batch of sequences."""
+    def define(network, x):
+        product = network.add_matrix_multiply(x, NONE, _constant(network, WEIGHT[None]), NONE).get_output(0)
+        return network.add_elementwise(product, _constant(network, ROW_BIAS[None]),
+                                       trt.ElementWiseOperation.SUM).get_output(0)
+
+    program = host_engine(define, shape=(-1, 5, 3))[1]._module
+    x = torch.randn(4, 5, 3)
+    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
+    assert ops.count("aten.addmm.default") == 1 and "aten.add.Tensor" not in ops, ops
+    torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
 
 
 def test_a_product_read_by_another_layer_is_not_fused():

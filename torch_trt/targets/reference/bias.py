@@ -4,11 +4,12 @@ TensorRT's builder runs a matrix multiply and the bias added to it as one kernel
 bias while it writes the product. The reference does the same for what converters build from linear layers:
 
     product = x @ W        (matrix multiply, W a constant whose batch dims are all 1)
-    output  = product + b  (elementwise SUM, b a constant varying along the last dim only)
+    output  = product + b  (elementwise SUM, b a constant row: batch dims of 1, as wide as the product)
 
 becomes one `addmm(b, x, W)` step: one pass over the output instead of two, and a half product rounded once,
-as eager's linear layers round it. Whether the step fits is only known from the shapes, so the fused step
-checks them each time it is traced and runs the two layers when they do not fit.
+as eager's linear layers round it. Whether a pair fits is known when the engine is built: the network's rules
+give x the weight's dtype and rank and the bias the product's, so only the constants' shapes decide, and the
+step keeps them as a matrix and a row (views, no copies) to do no shape work per call.
 """
 
 import torch
@@ -27,14 +28,16 @@ def fuse_bias(steps, folded, output_names):
             result.append(step)
             continue
         fused.add(id(product))
-        record = {"inputs": [product[1]["inputs"][0], weight, bias], "outputs": step[1]["outputs"]}
-        result.append((_FusedBias(product, step), record, {}))
+        matrix, row = _constant_view(weight, "matrix", folded, folded[weight].shape[-2:]), \
+            _constant_view(bias, "row", folded, folded[bias].shape[-1:])
+        record = {"inputs": [product[1]["inputs"][0], matrix, row], "outputs": step[1]["outputs"]}
+        result.append((_FusedBias(), record, {}))
     return [step for step in result if id(step) not in fused]
 
 
 def _match(step, producers, readers, folded):
-    """(the product step, its weight's name, the bias's name) when `step` adds a constant to a product with constant
-    weights that nothing else reads, else (None,) * 3."""
+    """(the product step, its weight's name, the bias's name) when `step` adds a constant row to a product with a
+    constant matrix that nothing else reads, else (None,) * 3."""
     layer, record, _ = step
     if layer.type != LayerType.ELEMENTWISE or layer.op != ElementWiseOperation.SUM:
         return (None,) * 3
@@ -46,43 +49,31 @@ def _match(step, producers, readers, folded):
         if matrix.type != LayerType.MATRIX_MULTIPLY or (matrix.op0, matrix.op1) != (MatrixOperation.NONE,) * 2:
             continue
         data, weight = product[1]["inputs"]
-        if weight in folded and data not in folded:
+        if weight in folded and data not in folded and _is_row_of(folded[bias], folded[weight]):
             return product, weight, bias
     return (None,) * 3
 
 
-class _FusedBias:
-    """The kernel of a fused product-plus-bias step: addmm where the shapes fit, the two layers where they do not."""
-
-    type = None  # no layer type: other fusions match no pattern on it
-
-    def __init__(self, product, bias_sum):
-        self.product, self.bias_sum = product, bias_sum
-
-    def _compute(self, inputs, weights):
-        x, weight, bias = inputs
-        if not _fits(x, weight, bias):
-            product = self.product[0]._compute([x, weight], self.product[2])
-            operands = [product if name == self.product[1]["outputs"][0] else bias
-                        for name in self.bias_sum[1]["inputs"]]
-            return self.bias_sum[0]._compute(operands, self.bias_sum[2])
-        rows, columns = weight.shape[-2:]
-        output = torch.addmm(_shaped(bias, (columns,)), _shaped(x, (-1, rows)), _shaped(weight, (rows, columns)))
-        return _shaped(output, (*x.shape[:-1], columns))
-
-
-def _fits(x, weight, bias):
-    """Whether x @ weight + bias is addmm's: one dtype, weight a matrix (batch dims of 1) no wider in rank than x,
-    and bias a row of the product's width, of no higher rank than x."""
-    if not (x.dtype == weight.dtype == bias.dtype and x.is_floating_point()):
-        return False
-    if not (2 <= weight.dim() <= x.dim() and 1 <= bias.dim() <= x.dim() and x.shape[-1] == weight.shape[-2]):
-        return False
+def _is_row_of(bias, weight):
+    """Whether weight is a matrix (batch dims of 1) and bias a row as wide (batch dims of 1)."""
     return all(d == 1 for d in weight.shape[:-2]) and all(d == 1 for d in bias.shape[:-1]) and \
         bias.shape[-1] == weight.shape[-1]
 
 
-def _shaped(tensor, shape):
-    """`tensor` reshaped to `shape`, or itself where it has that shape already (no view for code generation to
-    carry)."""
-    return tensor if tuple(tensor.shape) == shape else tensor.reshape(shape)
+def _constant_view(name, kind, folded, shape):
+    """The name of a new folded constant: the constant `name` viewed with `shape`."""
+    view = f"{name} as a {kind}"
+    folded[view] = folded[name].reshape(shape)
+    return view
+
+
+class _FusedBias:
+    """The kernel of a fused product-plus-bias step: x @ matrix + row as one addmm over x's rows."""
+
+    type = None  # no layer type: other fusions match no pattern on it
+
+    def _compute(self, inputs, weights):
+        x, matrix, row = inputs
+        if x.dim() == 2:
+            return torch.addmm(row, x, matrix)
+        return torch.addmm(row, x.reshape(-1, matrix.shape[0]), matrix).reshape(*x.shape[:-1], matrix.shape[1])
