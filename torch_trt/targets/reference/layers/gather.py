@@ -24,11 +24,15 @@ def _index(data, subscripts, indexed):
     """data[subscripts], asserting on real tensors that each subscript for a dim in `indexed` (those the layer's
     indices address; the other subscripts are aranges, in range by construction) lies in [0, data.shape[d])."""
     for dim in indexed:
-        subscript = subscripts[dim]
-        if not subscript.is_meta:
-            torch._assert_async(((subscript >= 0) & (subscript < data.shape[dim])).all(), _out_of_range(data, dim))
+        _assert_in_range(data, subscripts[dim], dim)
     # A leading unit dim keeps 0-D subscripts tensors: PyTorch would read them as Python ints (.item()).
     return data[tuple(subscript.unsqueeze(0) for subscript in subscripts)][0]
+
+
+def _assert_in_range(data, indices, dim):
+    """Assert on real tensors (asynchronously) that `indices` address dim `dim` of data within [0, size)."""
+    if not indices.is_meta:
+        torch._assert_async(((indices >= 0) & (indices < data.shape[dim])).all(), _out_of_range(data, dim))
 
 
 def _out_of_range(data, dim):
@@ -42,7 +46,14 @@ def _along(size, position, rank, device):
 
 
 def _gather_default(data, indices, axis, batch):
-    """ONNX Gather on `axis`; with batch=1 the leading dims of data and indices pair up (size 1 broadcasts)."""
+    """ONNX Gather on `axis`; with batch=1 the leading dims of data and indices pair up (size 1 broadcasts).
+
+    Without batch dims it is index_select (an embedding lookup): on the CPU, advanced indexing over a broadcast
+    arange took 95 times longer for BERT-base's word embeddings."""
+    if not batch:
+        _assert_in_range(data, indices, axis)
+        rows = torch.index_select(data, axis, indices.reshape(-1))
+        return rows.reshape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])
     if batch:
         size = indices.shape[0] if data.shape[0] == 1 else data.shape[0]
         data, indices = data.expand(size, *data.shape[1:]), indices.expand(size, *indices.shape[1:])
