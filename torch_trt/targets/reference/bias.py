@@ -28,8 +28,8 @@ def fuse_bias(steps, folded, output_names):
             result.append(step)
             continue
         fused.add(id(product))
-        matrix, row = _constant_view(weight, "matrix", folded, folded[weight].shape[-2:]), \
-            _constant_view(bias, "row", folded, folded[bias].shape[-1:])
+        matrix = _constant_view(weight, "matrix", folded, folded[weight].shape[-2:])
+        row = _constant_view(bias, "row", folded, folded[bias].shape[-1:])
         record = {"inputs": [product[1]["inputs"][0], matrix, row], "outputs": step[1]["outputs"]}
         result.append((_FusedBias(), record, {}))
     return [step for step in result if id(step) not in fused]
