@@ -1,6 +1,7 @@
 """IGatherLayer: DEFAULT (ONNX Gather), ELEMENT (GatherElements) and ND (GatherND) gathering.
 
-Every mode is written as one broadcast advanced-indexing read, so a single check covers the
+Every mode is written as one read (index_select for a DEFAULT gather without batch dims, an
+embedding lookup; broadcast advanced indexing otherwise), so a single check covers the
 ranges: TensorRT documents indices in [0, dim) only, and the reference fails at run time on any
 read outside that range, negative indices included, rather than wrapping them as PyTorch would.
 The check is an asynchronous assert (on CUDA a device-side assert, as PyTorch's own indexing
@@ -50,13 +51,12 @@ def _gather_default(data, indices, axis, batch):
 
     Without batch dims it is index_select (an embedding lookup): on the CPU, advanced indexing over a broadcast
     arange took 95 times longer for BERT-base's word embeddings."""
-    if not batch:
+    if batch == 0:
         _assert_in_range(data, indices, axis)
         rows = torch.index_select(data, axis, indices.reshape(-1))
         return rows.reshape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])
-    if batch:
-        size = indices.shape[0] if data.shape[0] == 1 else data.shape[0]
-        data, indices = data.expand(size, *data.shape[1:]), indices.expand(size, *indices.shape[1:])
+    size = indices.shape[0] if data.shape[0] == 1 else data.shape[0]
+    data, indices = data.expand(size, *data.shape[1:]), indices.expand(size, *indices.shape[1:])
     kept = indices.dim() - batch  # index dims that take the place of data's `axis`
     rank = data.dim() - 1 + kept
     placed = indices.reshape(indices.shape[:batch] + (1,) * (axis - batch) + indices.shape[batch:]
