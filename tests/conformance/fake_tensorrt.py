@@ -12,7 +12,7 @@ import types
 
 from torch_trt.targets.reference.enums import _enum
 
-from .manifest import Manifest
+from .manifest import BUFFERS, Manifest
 
 _NEUTRAL = {"bool": True, "int": 0, "float": 0.0, "str": "", "None": None}
 
@@ -30,7 +30,8 @@ def fake_tensorrt(manifest=None, version=None):
     classes = {}
     for name in _base_first(manifest):
         info = manifest.classes[name]
-        bases = tuple(classes[b] for b in info.get("bases", []) if b in classes) or (object,)
+        plain = (bytearray,) if name in BUFFERS else (object,)  # an empty buffer, as a stand-in exports its bytes
+        bases = tuple(classes[b] for b in info.get("bases", []) if b in classes) or plain
         namespace = {"__module__": module.__name__, "__init__": lambda self, *args, **kwargs: None}
         classes[name] = type(name, bases, namespace)
     for name, cls in classes.items():
@@ -73,14 +74,12 @@ def _fill(cls, info, manifest, classes, module):
     for name in info.get("methods", {}):
         returns = [s.rsplit("->", 1)[-1].strip() for s in info.get("signatures", {}).get(name, [])]
         setattr(cls, name, _method(name, returns[0] if returns else "None", classes))
-    if cls.__name__ == "IHostMemory":
-        cls.__bytes__ = lambda self: b""
 
 
 def _method(name, returns, classes):
     def method(self, *args, **kwargs):
         if returns in classes:
-            return object.__new__(classes[returns])
+            return classes[returns].__new__(classes[returns])
         return _NEUTRAL.get(returns)
 
     method.__name__ = name

@@ -83,9 +83,7 @@ class Recorder:
 
 
 def _exports_buffer(value):
-    """Whether `value` offers its bytes (the buffer protocol, or bytes(value) on the stand-in module)."""
-    if hasattr(type(value), "__bytes__"):
-        return True
+    """Whether `value` exports its bytes (the buffer protocol)."""
     try:
         memoryview(value)
     except TypeError:
@@ -398,7 +396,7 @@ def violations(recorder, manifest):
         elif kind == "call":
             problem = manifest.check_call(*key[1:])
         elif kind == "buffer":
-            problem = None if key[1] in BUFFERS else f"{key[1]} does not support the buffer protocol (bytes(x))"
+            problem = None if key[1] in BUFFERS else f"{key[1]} does not support the buffer protocol (memoryview(x))"
         else:
             problem = f"unknown record {key}"
         if not problem and kind != "buffer":
