@@ -144,14 +144,24 @@ def _convolved(network, x):
     return network.add_convolution_nd(x, 2, (3, 3), np.ones((2, 2, 3, 3), np.float32)).get_output(0)
 
 
+def _convolved_then_scaled(network, x):
+    """A convolution's 36 weights, then a product with a constant of 392: most of the weights are not kernels."""
+    y = _convolved(network, x)
+    scale = network.add_constant((1, 2, 14, 14), np.full((1, 2, 14, 14), 0.5, np.float32)).get_output(0)
+    return network.add_elementwise(y, scale, PROD).get_output(0)
+
+
 @pytest.mark.parametrize("define, shape, device, frozen", [
     (_scaled_plus_dead_branch, (2, 3), "cuda", False),
     (_convolved, (1, 2, 4, 4), "cuda", True),
+    (_convolved_then_scaled, (1, 2, 16, 16), "cuda", False),
     (_scaled_plus_dead_branch, (2, 3), "cpu", True),
-], ids=["cuda-elementwise", "cuda-convolution", "cpu-elementwise"])
-def test_inductor_freezes_the_weights_on_the_cpu_and_of_convolutions_on_cuda(monkeypatch, define, shape, device, frozen):
-    """Frozen weights pay for convolutions on CUDA (and repack weights for oneDNN on the CPU); elsewhere freezing's
-    passes cost compile time for nothing (program._freezes)."""
+], ids=["cuda-elementwise", "cuda-convolution", "cuda-convolution-among-larger-weights", "cpu-elementwise"])
+def test_inductor_freezes_the_weights_on_the_cpu_and_of_convolutional_programs_on_cuda(monkeypatch, define, shape,
+                                                                                     device, frozen):
+    """Frozen weights pay where convolutions hold most of the weights on CUDA (and repack weights for oneDNN on the
+    CPU); elsewhere, a transformer's patch embedding included, freezing's passes cost compile time for nothing
+    (program._freezes)."""
     seen = []
     monkeypatch.setattr(reference_program, "_inductor",
                         lambda graph, inputs, patches: seen.append(patches["freezing"]) or graph)

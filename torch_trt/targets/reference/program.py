@@ -103,11 +103,25 @@ def _freezes(program, device):
     kernels (as TensorRT's builder bakes weights into an engine) instead of taken as inputs on every call.
 
     On the CPU, freezing is what repacks linear and convolution weights into oneDNN's layout. On CUDA, it pays for
-    convolutions (ResNet-50 ran 10% faster at batch 1 frozen, 2% at batch 32), not for transformers, which ran as fast
-    unfrozen (BERT-base and ViT-B/16, both batch sizes, within 3%) while its passes, which propagate fake tensors
-    and fold constants over the whole graph several times, cost them 1-5 s of compile time."""
-    return device.type == "cpu" or any(getattr(getattr(node.target, "__self__", None), "type", None) in _CONVOLUTIONS
-                                       for node in program.graph.nodes)
+    convolutional networks (ResNet-50 ran 10% faster at batch 1 frozen, 2% at batch 32), not for transformers, which
+    ran as fast unfrozen (BERT-base and ViT-B/16, whose one convolution embeds its patches, both batch sizes, within
+    3%) while its passes, which propagate fake tensors and fold constants over the whole graph several times, cost
+    them 1-5 s of compile time. So on CUDA the weights are frozen when convolution kernels are most of their bytes."""
+    if device.type == "cpu":
+        return True
+    convolution_weights = {input_node.target for node in program.graph.nodes if _layer_type(node) in _CONVOLUTIONS
+                           for input_node in node.all_input_nodes if input_node.op == "get_attr"}
+    convolution_bytes = sum(_nbytes(program.get_parameter(name)) for name in convolution_weights)
+    return 2 * convolution_bytes > sum(_nbytes(weight) for weight in program.parameters())
+
+
+def _layer_type(node):
+    """The LayerType of the layer whose kernel a program node calls, else None."""
+    return getattr(getattr(node.target, "__self__", None), "type", None)
+
+
+def _nbytes(tensor):
+    return tensor.numel() * tensor.element_size()
 
 
 def _generate(program, inputs, patches):
