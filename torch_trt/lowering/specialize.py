@@ -32,9 +32,11 @@ def specialize(graph, analyze, device, static_shapes):
     for node in folded:
         _replace(graph, node, False)
     answers = {**_QUERIES, **(_SIZES if static_shapes else {})}
+    undecisive = set()
     queries = [(node, answer) for kind, answer in answers.items() for node in graph.findAllNodes(kind)
-               if _decides(node.output())]
-    factories = [node for kind in _FACTORIES for node in graph.findAllNodes(kind) if _decides(node.output())]
+               if _decides(node.output(), undecisive)]
+    factories = [node for kind in _FACTORIES for node in graph.findAllNodes(kind)
+                 if _decides(node.output(), undecisive)]
     infos = analyze() if queries or factories else {}
     for node in factories:
         info = infos.get(node.inputsAt(0))
@@ -66,18 +68,21 @@ def specialize(graph, analyze, device, static_shapes):
     return True
 
 
-def _decides(value):
-    """Whether `value` flows into a branch or loop condition, or into an in-place write."""
-    seen, pending = set(), [value]
+def _decides(value, undecisive):
+    """Whether `value` flows into a branch or loop condition, or into an in-place write. `undecisive` holds the values
+    known not to, shared between calls: a walk that finds no such use settles every value it met, so the next walk
+    stops there (a transformer has a hundred size queries whose walks would each cover the rest of the graph)."""
+    seen, pending = {value}, [value]
     while pending:
         for use in pending.pop().uses():
             user = use.user
             if user.kind() in ("prim::If", "prim::Loop") or writes_in_place(user) or _is_loop_condition(use):
                 return True
             for output in _receivers(use):
-                if output not in seen:
+                if output not in seen and output not in undecisive:
                     seen.add(output)
                     pending.append(output)
+    undecisive |= seen
     return False
 
 
