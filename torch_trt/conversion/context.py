@@ -104,7 +104,8 @@ class ConversionCtx:
     def constant(self, value):
         """An ITensor holding a compile-time tensor (float64 -> float32; bool and uint8 through a cast; bfloat16 from
         the tensor's memory)."""
-        value = torch.as_tensor(value).detach().cpu()
+        # contiguous where the tensor lives: a GPU lays out a transposed weight in microseconds, the host in milliseconds
+        value = torch.as_tensor(value).detach().contiguous().cpu()
         if value.dtype == torch.float64:
             value = value.float()
         if value.numel() == 0:  # add_constant refuses zero-volume weights: slice a one-element placeholder empty
@@ -116,11 +117,10 @@ class ConversionCtx:
             layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))
             return layer.get_output(0)
         if value.dtype == torch.bfloat16:  # numpy has no bfloat16: TensorRT reads the tensor's memory, kept alive here
-            value = value.contiguous()
             self.weights.append(value)
             weights = self.trt.Weights(trt_dtype(self.trt, value.dtype), value.data_ptr(), value.numel())
             return self.net.add_constant(tuple(value.shape), weights).get_output(0)
-        array = np.ascontiguousarray(value.numpy())
+        array = value.numpy()
         if array.ndim == 0:
             array = array.reshape(1)
         self.weights.append(array)
