@@ -32,11 +32,11 @@ def specialize(graph, analyze, device, static_shapes):
     for node in folded:
         _replace(graph, node, False)
     answers = {**_QUERIES, **(_SIZES if static_shapes else {})}
-    undecisive = set()
+    inert = set()
     queries = [(node, answer) for kind, answer in answers.items() for node in graph.findAllNodes(kind)
-               if _decides(node.output(), undecisive)]
+               if _decides(node.output(), inert)]
     factories = [node for kind in _FACTORIES for node in graph.findAllNodes(kind)
-                 if _decides(node.output(), undecisive)]
+                 if _decides(node.output(), inert)]
     infos = analyze() if queries or factories else {}
     for node in factories:
         info = infos.get(node.inputsAt(0))
@@ -68,8 +68,8 @@ def specialize(graph, analyze, device, static_shapes):
     return True
 
 
-def _decides(value, undecisive):
-    """Whether `value` flows into a branch or loop condition, or into an in-place write. `undecisive` holds the values
+def _decides(value, inert):
+    """Whether `value` flows into a branch or loop condition, or into an in-place write. `inert` holds the values
     known not to, shared between calls: a walk that finds no such use settles every value it met, so the next walk
     stops there (a transformer has a hundred size queries whose walks would each cover the rest of the graph)."""
     seen, pending = {value}, [value]
@@ -79,10 +79,10 @@ def _decides(value, undecisive):
             if user.kind() in ("prim::If", "prim::Loop") or writes_in_place(user) or _is_loop_condition(use):
                 return True
             for output in _receivers(use):
-                if output not in seen and output not in undecisive:
+                if output not in seen and output not in inert:
                     seen.add(output)
                     pending.append(output)
-    undecisive |= seen
+    inert |= seen
     return False
 
 
