@@ -1,7 +1,8 @@
 """Where the first call of torch.compile(backend="tensorrt") spends its time, per pipeline stage (issue 11).
 
     python benchmarks/compile_stages.py --model bert                 # on CUDA (fp16) when present, else CPU (fp32)
-    python benchmarks/compile_stages.py --model vit_b_16 --device cuda
+    python benchmarks/compile_stages.py --model vit_b_16 --device cuda --batch 32
+    python benchmarks/compile_stages.py --model bert --inductor-timers     # and dynamo's and inductor's own timers
 
 A run starts with inductor's on-disk caches empty (a fresh temporary directory), so the figures are a cold
 compile. To time a warm one (a saved module, or the same model in a new process, loading the engine's
@@ -11,7 +12,9 @@ Each stage is a pipeline function, timed by a wrapper around it (wall time of al
 the rows do not add up). "outside the backend" is the first call minus the backend's own time: dynamo's
 tracing and guards, plus what the compiled graph does on its first call, where the reference engine is
 loaded (get_runner) and inductor generates its kernels (_generate). The eager model runs once before, so
-the first call does not pay CUDA's own first-use costs.
+the first call does not pay CUDA's own first-use costs. --inductor-timers adds the largest of the timers dynamo
+and inductor keep themselves (torch._dynamo.utils.compilation_time_metrics: tracing, AOT autograd, lowering,
+scheduling, code generation), for the model's graph and the engines' programs together.
 """
 
 import argparse
@@ -22,7 +25,7 @@ import sys
 import time
 
 import torch
-from torch._dynamo.utils import counters
+from torch._dynamo.utils import compilation_time_metrics, counters
 
 import measure
 from workloads import WORKLOADS, inputs_for, load
@@ -36,6 +39,7 @@ STAGES = [
     ("torch_trt.runtime.stitch", "stitch_engine"), ("torch_trt.runtime.engine_manager", "get_runner"),
     ("torch_trt.targets.reference.program", "_generate"),
 ]
+INDUCTOR_TIMERS = 12  # rows of --inductor-timers
 
 
 def _timed(spent):
@@ -61,7 +65,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(WORKLOADS), default="bert")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--inductor-cache-dir", help="inductor's cache directory (default: a fresh temporary one)")
+    parser.add_argument("--inductor-timers", action="store_true", help="also print dynamo's and inductor's timers")
     args = parser.parse_args()
     cache = measure.use_inductor_cache(args.inductor_cache_dir)
     device = torch.device(args.device)
@@ -70,8 +76,9 @@ def main():
     _timed(spent)
     workload = WORKLOADS[args.model]()
     with torch.no_grad():
-        model, inputs = load(workload, device, dtype), inputs_for(workload, 1, device, dtype)
+        model, inputs = load(workload, device, dtype), inputs_for(workload, args.batch, device, dtype)
         model(*inputs)
+        compilation_time_metrics.clear()
         compiled = torch.compile(model, backend="tensorrt")
         start = time.perf_counter()
         compiled(*inputs)
@@ -79,13 +86,18 @@ def main():
             torch.cuda.synchronize(device)
         total = time.perf_counter() - start
     backend = spent["torch_trt.backend.dynamo.tensorrt_backend"]
-    print(f"{args.model} on {device}, batch 1, {dtype}: first call {total:.2f}s, "
+    print(f"{args.model} on {device}, batch {args.batch}, {dtype}: first call {total:.2f}s, "
           f"outside the backend {total - backend:.2f}s (inductor's cache: {cache})")
     fx_cache = {k: counters["inductor"][f"fxgraph_cache_{k}"] for k in ("hit", "miss", "bypass")}
     print(f"  inductor's FX graph cache: {fx_cache['hit']} hit(s), {fx_cache['miss']} miss(es), "
           f"{fx_cache['bypass']} bypass(es)")
     for module_name, name in STAGES:
         print(f"  {spent[f'{module_name}.{name}']:6.2f}s  {module_name}.{name}")
+    if args.inductor_timers:
+        print("  dynamo's and inductor's timers (nested, so they do not add up):")
+        timers = sorted(((sum(times), name) for name, times in compilation_time_metrics.items()), reverse=True)
+        for seconds, name in timers[:INDUCTOR_TIMERS]:
+            print(f"  {seconds:6.2f}s  {name}")
 
 
 if __name__ == "__main__":
