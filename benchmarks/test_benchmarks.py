@@ -9,6 +9,7 @@ import torch
 
 import latency
 import measure
+import memory
 import report
 
 
@@ -77,3 +78,27 @@ def test_compile_times_start_from_an_empty_inductor_cache_unless_one_is_named(mo
     fresh = measure.use_inductor_cache()
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == fresh and not os.listdir(fresh)
     assert measure.use_inductor_cache(str(tmp_path)) == str(tmp_path) == os.environ["TORCHINDUCTOR_CACHE_DIR"]
+
+
+def _frame(filename, line, name="f"):
+    return {"filename": filename, "line": line, "name": name}
+
+
+_ENGINE = [_frame("/x/torch/cuda/memory.py", 1), _frame("/repo/torch_trt/targets/reference/engine.py", 56, "__init__"),
+           _frame("/repo/torch_trt/runtime/engine_manager.py", 106, "__init__"), _frame("/repo/run.py", 9)]
+_INDUCTOR = [_frame("/x/torch/_inductor/select_algorithm.py", 3), _frame("/repo/run.py", 9, "main")]
+
+
+def test_the_memory_peak_is_the_most_live_at_once_and_counts_frees_of_earlier_blocks():
+    trace = [
+        {"action": "free_completed", "addr": 7, "size": 50, "frames": []},  # allocated before the recording
+        {"action": "alloc", "addr": 1, "size": 100, "frames": _ENGINE},
+        {"action": "alloc", "addr": 2, "size": 30, "frames": _INDUCTOR},
+        {"action": "free_completed", "addr": 2, "size": 30, "frames": _INDUCTOR},
+        {"action": "alloc", "addr": 3, "size": 70, "frames": _INDUCTOR},
+        {"action": "alloc", "addr": 4, "size": 20, "frames": []},
+    ]
+    peak, live = memory.live_at_peak(trace)
+    assert peak == 100 + 70 + 20 - 50 and sorted(live) == [1, 3, 4]
+    assert memory.by_owner(live) == {"targets/reference/engine.py:56 __init__": 100, "run.py:9 main": 70,
+                                     "PyTorch": 20}
