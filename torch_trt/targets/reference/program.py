@@ -111,17 +111,13 @@ def _freezes(program, device):
         return True
     convolution_weights = {input_node.target for node in program.graph.nodes if _layer_type(node) in _CONVOLUTIONS
                            for input_node in node.all_input_nodes if input_node.op == "get_attr"}
-    convolution_bytes = sum(_nbytes(program.get_parameter(name)) for name in convolution_weights)
-    return 2 * convolution_bytes > sum(_nbytes(weight) for weight in program.parameters())
+    convolution_bytes = sum(program.get_parameter(name).nbytes for name in convolution_weights)
+    return 2 * convolution_bytes > sum(weight.nbytes for weight in program.parameters())
 
 
 def _layer_type(node):
     """The LayerType of the layer whose kernel a program node calls, else None."""
     return getattr(getattr(node.target, "__self__", None), "type", None)
-
-
-def _nbytes(tensor):
-    return tensor.numel() * tensor.element_size()
 
 
 def _generate(program, inputs, patches):
