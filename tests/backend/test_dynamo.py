@@ -1,6 +1,7 @@
 """torch.compile(backend="tensorrt"): registration, options, failures, dynamic shapes and the engine cache."""
 
 import copy
+import gc
 import logging
 import math
 import subprocess
@@ -237,11 +238,41 @@ def test_a_python_int_argument_is_baked_and_rebuilt_when_it_changes(builds):
 def test_same_graph_and_weights_twice_builds_once_until_dynamo_resets(builds):
     model = MLP().eval()
     check_compiled(model, batches(5))
-    check_compiled(copy.deepcopy(model), batches(5))
+    torch._dynamo.reset_code_caches()  # dynamo traces the model again; torch_trt's cache still holds its engine
+    check_compiled(model, batches(5))
     assert len(builds) == 1
     torch._dynamo.reset()
     check_compiled(model, batches(5))
     assert len(builds) == 2
+
+
+@pytest.mark.unrecorded  # reads the reference engine's program, which TensorRT's engines do not have
+def test_the_engines_read_the_model_weights_in_place(device):
+    """The baked weights are lent to the engines (engine_manager.lend): on a GPU each is held once, not twice."""
+    from torch_trt.runtime import engine_manager
+
+    gc.collect()
+    earlier = set(engine_manager._RUNNERS)
+    model = MLP().eval()
+    check_compiled(model, batches(5), device=device)
+    runners = [runner for key, runner in engine_manager._RUNNERS.items() if key not in earlier]
+    read = {p.untyped_storage().data_ptr() for runner in runners for p in runner.engine._module.parameters()}
+    assert runners and all(p.untyped_storage().data_ptr() in read for p in model.parameters())
+
+
+def test_another_model_with_equal_weights_gets_engines_reading_its_own(builds, device):
+    """Engines read the weights lent them in place (engine_manager.lend): one model's engines must not serve another
+    with equal weights, whose calls would not see writes to the first model's tensors."""
+    model = MLP().eval()
+    twin = copy.deepcopy(model)
+    check_compiled(model, batches(5), device=device)
+    compiled_twin = check_compiled(twin, batches(5), device=device)
+    assert len(builds) == 2
+    with torch.no_grad():
+        model.fc1.weight.mul_(-1)
+    x = torch.randn(5, 4, device=device)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled_twin(x), twin(x), rtol=1e-4, atol=1e-4)
 
 
 def test_other_weights_build_another_engine(builds):

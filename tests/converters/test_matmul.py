@@ -256,3 +256,18 @@ def test_an_integer_product_is_rounded_before_the_cast_back():
     (product,) = [layer for layer in layers if layer.type.name == "MATRIX_MULTIPLY"]
     (rounding,) = [layer for layer in layers if layer.type.name == "UNARY"]
     assert rounding.op.name == "ROUND" and rounding.get_input(0) is product.get_output(0)
+
+
+def test_a_linear_weight_reaches_the_engine_in_its_own_layout_read_transposed():
+    """Lowering reads a linear layer's (out, in) weight through aten::t; the engine keeps the weight's own bytes and
+    reads it TRANSPOSE (no transposed copy), so an engine can share the module's tensor (reference/lending.py)."""
+    linear = torch.nn.Linear(4, 5).eval()
+    compiled = torch_trt.compile(linear, [torch.randn(3, 4)], target="reference", min_block_size=1)
+    engine = next(n.output().toIValue() for n in compiled.graph.nodes() if n.kind() == "prim::Constant"
+                  and n.output().type().kind() == "TensorType" and n.output().toIValue().dtype == torch.uint8)
+    plan, weights = torch_trt.targets.reference.plan.deserialize(engine.numpy())
+    (product,) = [layer for layer in plan["layers"] if layer["class"] == "IMatrixMultiplyLayer"]
+    assert product["attributes"]["op1"]["name"] == "TRANSPOSE"
+    assert any(torch.equal(w, linear.weight.detach().reshape(-1)) for w in weights.values())
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(compiled(x), linear(x))

@@ -11,9 +11,11 @@ import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={..
 
 The returned CompiledGraph runs the compiled module on each call's user tensors (a module that is
 one engine call runs that engine straight from Python, runtime/direct_call.py) and rebuilds
-when a baked value changed or a dynamic dim left its range. A graph that cannot be compiled
-runs in PyTorch with a warning naming the reason, unless pass_through_build_failures=True, which
-raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any other exception is a bug
+when a baked value changed or a dynamic dim left its range. Since it sees every change of its
+baked tensors, it lends them to its engines (engine_manager.lend), which read them in place of
+their own copies of equal weights: a model's weights stay on its device once. A graph that
+cannot be compiled runs in PyTorch with a warning naming the reason, unless
+pass_through_build_failures=True, which raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any other exception is a bug
 and surfaces, as does a target that cannot be loaded (target="tensorrt" without TensorRT).
 """
 
@@ -27,6 +29,7 @@ import torch
 
 from .._settings import CompileSettings
 from ..errors import TorchTRTError
+from ..runtime import engine_manager
 from ..runtime.direct_call import direct_engine_call
 from ..targets import resolve_target
 from . import engine_cache
@@ -139,7 +142,7 @@ class CompiledGraph:
                 self.builds, self.variants = Builds.PER_SHAPE, []
         specs = input_specs(self.signature, tensors, self.settings, static=True)
         frozen = trace_frozen(self.traceable, self.signature, args, static_sizes=True)
-        return self._keep(self._compile(frozen, specs, device), args)
+        return self._keep(self._compile(frozen, specs, device, args), args)
 
     def _compile_one_engine(self, args, tensors, device):
         """(specs, module) of one engine whose dynamic dims' ranges include this call's and the last engine's."""
@@ -148,7 +151,7 @@ class CompiledGraph:
         specs = input_specs(signature, tensors, settings, previous=previous)
         frozen = trace_frozen(self.traceable, signature, args, static_sizes=False)
         if not signature.is_dynamic:
-            return self._compile(frozen, specs, device)
+            return self._compile(frozen, specs, device, args)
         if self.min_one is None:
             self.min_one = self._symbols_free_down_to_one(frozen, args, specs)
         if self.min_one is None:
@@ -156,7 +159,7 @@ class CompiledGraph:
                                  "shape")
         specs = input_specs(signature, tensors, settings, previous=previous, min_one=self.min_one)
         try:
-            return self._compile(frozen, specs, device)
+            return self._compile(frozen, specs, device, args)
         except TorchTRTError as error:
             raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine per "
                                  f"input shape. Reason: {_reason(error)}") from error
@@ -167,14 +170,21 @@ class CompiledGraph:
             logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
             return False
         specs, module = hit
+        engine_manager.lend(module, self._lendable(args))
         variant = Variant(self._ranges(specs), module, specs, direct_engine_call(module) or module)
         self.variants = self.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
         self.baked = BakedArguments.of(self.signature.baked_positions, args)
         return True
 
-    def _compile(self, frozen, specs, device):
+    def _lendable(self, args):
+        """The baked tensors whose every change __call__ sees (by identity and version: an inference tensor has no
+        version), which the engines may therefore read in place of their own copies."""
+        return [args[p] for p in self.signature.baked_positions if isinstance(args[p], torch.Tensor)
+                and _scalar(args[p]) is None and tensor_version(args[p]) is not None]
+
+    def _compile(self, frozen, specs, device, args):
         """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing."""
-        key = engine_cache.cache_key(frozen.graph, self.settings, device)
+        key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=self._lendable(args))
         hit = engine_cache.lookup(key, specs)
         if hit is None:
             if self.settings.debug:

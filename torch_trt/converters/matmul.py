@@ -4,7 +4,10 @@ lowering leaves whole (baddbmm, addbmm, outer).
 Lowering turns linear, addmm, mm and bmm into aten::matmul (plus t, mul and add), so this one
 converter covers them. A 1-D operand becomes a MatrixOperation.VECTOR operand (its vector is a
 row for input0, a column for input1, and TensorRT drops the unit dim, as torch does); the
-operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only equal counts.
+operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only equal counts. A
+compile-time right operand stored transposed (a linear layer's weight, read through lowering's aten::t)
+stays a constant in its own layout, read with MatrixOperation.TRANSPOSE as GEMMs read it: no transposed
+copy, and the engine's weight has the bytes of the module's tensor (reference/lending.py).
 """
 
 import torch
@@ -21,8 +24,9 @@ def _operand(ctx, tensor, batch_dims, dtype):
     return unsqueeze_to_rank(ctx, cast(ctx, tensor, dtype), batch_dims + core), op
 
 
-def _product(ctx, a, b):
-    """torch.matmul(a, b) as an ITensor of the operands' promoted dtype."""
+def _product(ctx, a, b, b_transposed=False):
+    """torch.matmul(a, b) as an ITensor of the operands' promoted dtype; `b_transposed`: b holds the right operand's
+    transpose (its last two dims swapped)."""
     if 0 in (rank(a), rank(b)):
         raise ValueError("matmul operands must have at least one dim")
     dtype = promote_types(ctx, a, b)
@@ -32,6 +36,8 @@ def _product(ctx, a, b):
     batch_dims = max(rank(a), rank(b), 2) - 2
     input0, op0 = _operand(ctx, a, batch_dims, compute)
     input1, op1 = _operand(ctx, b, batch_dims, compute)
+    if b_transposed:
+        op1 = ctx.trt.MatrixOperation.TRANSPOSE
     product = ctx.net.add_matrix_multiply(input0, op0, input1, op1).get_output(0)
     return cast_rounded(ctx, product, dtype)
 
@@ -39,7 +45,17 @@ def _product(ctx, a, b):
 @converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
 def matmul(ctx, node, args):
     """torch.matmul: dot, vector-matrix, matrix-vector and batched products with broadcast batch dims."""
-    return ctx.set_output(node, [_product(ctx, args[0].itensor(), args[1].itensor())])
+    return ctx.set_output(node, [_product(ctx, args[0].itensor(), *_right_operand(ctx, args[1]))])
+
+
+def _right_operand(ctx, arg):
+    """(ITensor, transposed) of matmul's right operand: a compile-time matrix that is the transposed view of a
+    contiguous tensor becomes a constant of that tensor, transposed=True; anything else is itself."""
+    value = arg.value
+    if not arg.is_itensor() and isinstance(value, torch.Tensor) and value.dim() >= 2 and not value.is_contiguous() \
+            and value.mT.is_contiguous():
+        return ctx.constant(value.mT), True
+    return arg.itensor(), False
 
 
 def _add_scaled(ctx, node, args, product):

@@ -20,6 +20,10 @@ Lifetime: a runner lives as long as a compiled module holding its engine (the en
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
 (the module is deleted, or torch._dynamo.reset() forgets it); the last one frees the engine, its
 context and its CUDA graphs.
+
+Sharing: modules holding the same engine bytes share one runner, except a module whose caller lends
+its engines tensors to read in place of their own weights (`lend`): its engines get runners of their
+own, since another module with the same bytes lends other tensors, or none.
 """
 
 import functools
@@ -31,21 +35,23 @@ import weakref
 import torch
 
 from ..errors import EngineIOError
-from ..targets import device_guard, resolve_target
+from ..targets import device_guard, lending, resolve_target
 from ..targets.dtypes import torch_dtype
 from ..targets.target_logger import error_recorder, target_logger
 from .cuda_graphs import GraphedCalls
 
 logger = logging.getLogger(__name__)
 
-_RUNNERS = {}  # (engine id, device) -> EngineRunner
+_RUNNERS = {}  # (engine id, device), or for a lent engine (engine id, device, id(engine tensor)) -> EngineRunner
+_LENT = {}  # id(engine tensor) -> the tensors lent to its engine
 _LOCK = threading.RLock()  # re-entrant: a finalizer may run (garbage collection) while get_runner holds it
 
 
 def get_runner(engine_id, engine_tensor, target, device):
     """The EngineRunner of `engine_id` on `device`, kept alive while `engine_tensor` (the module's engine) lives."""
     device = torch.device(device)
-    key = (engine_id, device)
+    lent = _LENT.get(id(engine_tensor))
+    key = (engine_id, device) if lent is None else (engine_id, device, id(engine_tensor))
     runner = _RUNNERS.get(key)
     if runner is None or id(engine_tensor) not in runner.owners:
         with _LOCK:
@@ -53,10 +59,21 @@ def get_runner(engine_id, engine_tensor, target, device):
             if runner is None:
                 data = memoryview(engine_tensor.cpu().numpy())  # the reference's weights view it: no copy
                 _verify(engine_id, data)
-                runner = _RUNNERS[key] = EngineRunner(data, target, device)
+                runner = _RUNNERS[key] = EngineRunner(data, target, device, lent or ())
             if id(engine_tensor) not in runner.owners:
                 runner.owners[id(engine_tensor)] = weakref.finalize(engine_tensor, _release, key, id(engine_tensor))
     return runner
+
+
+def lend(module, tensors):
+    """Lend `tensors` to the engines of compiled `module`: each may read one in place of a weight with the same bytes
+    (targets.lending), so its caller must keep them unchanged while it calls the module. Call before the first call."""
+    with _LOCK:
+        for call in module.graph.findAllNodes("torch_trt::execute_engine"):
+            engine_tensor = call.inputsAt(1).toIValue()
+            if id(engine_tensor) not in _LENT:
+                weakref.finalize(engine_tensor, _LENT.pop, id(engine_tensor), None)
+            _LENT[id(engine_tensor)] = tuple(tensors)
 
 
 @functools.cache
@@ -95,7 +112,7 @@ def _verify(expected_id, data):
 class EngineRunner:
     """A deserialized engine, its execution context and IO metadata."""
 
-    def __init__(self, data, target, device):
+    def __init__(self, data, target, device, lent=()):
         trt = self.trt = resolve_target(target, device)
         self.device = device
         self.owners = {}  # id(engine tensor) -> its weakref.finalize
@@ -103,7 +120,8 @@ class EngineRunner:
         with device_guard(device):  # the engine's memory and context belong to its device
             runtime = trt.Runtime(target_logger(trt))
             runtime.error_recorder = self.recorder
-            self.engine = runtime.deserialize_cuda_engine(data)
+            with lending(trt, lent):
+                self.engine = runtime.deserialize_cuda_engine(data)
             if self.engine is None:
                 raise EngineIOError(f"cannot deserialize the {target} engine ({len(data)} bytes): "
                                     f"{'; '.join(self.recorder.errors) or 'unknown reason'}; the engine bytes are "

@@ -65,3 +65,13 @@ def device_guard(device):
     """`torch.cuda.device(device)` for a CUDA device (engines are built, loaded and run on theirs), else nothing."""
     device = torch.device(device)
     return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
+def lending(trt, tensors):
+    """A context in which the engines `trt` deserializes may read `tensors` in place of equal weights
+    (reference/lending.py); TensorRT copies every weight into its engine, so for it nothing is lent."""
+    if target_name(trt) != "reference":
+        return contextlib.nullcontext()
+    from .reference.lending import lending as reference_lending
+
+    return reference_lending(tensors)

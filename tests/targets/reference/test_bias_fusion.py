@@ -75,3 +75,21 @@ def test_a_product_read_by_another_layer_is_not_fused():
     x = torch.randn(2, 3)
     assert "_FusedBias" not in kernels and "IMatrixMultiplyLayer" in kernels
     torch.testing.assert_close(program(x)[0], (x @ WEIGHT + ROW_BIAS) * (x @ WEIGHT))
+
+
+def test_a_product_with_a_transposed_weight_plus_its_bias_is_one_addmm_reading_the_weight_in_place():
+    """Converters keep a linear layer's (out, in) weight as it is and read it TRANSPOSE: the fused step reads a
+    transposed view of that constant, no transposed copy, and the bias is as wide as the weight's rows."""
+    stored = WEIGHT.T.contiguous()  # (4, 3): the product's width is its row count
+
+    def define(network, x):
+        product = network.add_matrix_multiply(x, NONE, _constant(network, stored), trt.MatrixOperation.TRANSPOSE)
+        return network.add_elementwise(product.get_output(0), _constant(network, ROW_BIAS),
+                                       trt.ElementWiseOperation.SUM).get_output(0)
+
+    program, kernels = _program(define)
+    x = torch.randn(2, 3)
+    assert kernels == ["_FusedBias"]
+    (matrix,) = [p for p in program.parameters() if p.dim() == 2 and p.shape != ROW_BIAS.shape]
+    assert matrix.shape == (3, 4) and matrix.mT.is_contiguous()  # a view of the (4, 3) constant
+    torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)

@@ -3,13 +3,15 @@
 TensorRT's builder runs a matrix multiply and the bias added to it as one kernel whose epilogue adds the
 bias while it writes the product. The reference does the same for what converters build from linear layers:
 
-    product = x @ W        (matrix multiply, W a constant whose batch dims are all 1)
+    product = x @ W        (matrix multiply, W a constant whose batch dims are all 1, read as it is or, as
+                            converters keep a linear layer's weight, TRANSPOSE)
     output  = product + b  (elementwise SUM, b a constant row: batch dims of 1, as wide as the product)
 
 becomes one `addmm(b, x, W)` step: one pass over the output instead of two, and a half product rounded once,
 as eager's linear layers round it. Whether a pair fits is known when the engine is built: the network's rules
 give x the weight's dtype and rank and the bias the product's, so only the constants' shapes decide, and the
-step keeps them as a matrix and a row (views, no copies) to do no shape work per call.
+step keeps them as a matrix (a transposed view for TRANSPOSE) and a row (views, no copies) to do no shape work per
+call.
 """
 
 import torch
@@ -28,8 +30,11 @@ def fuse_bias(steps, folded, output_names):
             result.append(step)
             continue
         fused.add(id(product))
-        matrix = _constant_view(weight, "matrix", folded, folded[weight].shape[-2:])
-        row = _constant_view(bias, "row", folded, folded[bias].shape[-1:])
+        matrix = folded[weight].reshape(folded[weight].shape[-2:])
+        if product[0].op1 == MatrixOperation.TRANSPOSE:
+            matrix = matrix.mT
+        matrix = _fold(f"{weight} as a matrix", matrix, folded)
+        row = _fold(f"{bias} as a row", folded[bias].reshape(folded[bias].shape[-1:]), folded)
         record = {"inputs": [product[1]["inputs"][0], matrix, row], "outputs": step[1]["outputs"]}
         result.append((_FusedBias(), record, {}))
     return [step for step in result if id(step) not in fused]
@@ -45,26 +50,26 @@ def _match(step, producers, readers, folded):
         product = producers.get(product_name)
         if product is None or readers.get(product_name) != 1 or bias not in folded:
             continue
-        matrix = product[0]
-        if matrix.type != LayerType.MATRIX_MULTIPLY or (matrix.op0, matrix.op1) != (MatrixOperation.NONE,) * 2:
+        multiply = product[0]
+        if multiply.type != LayerType.MATRIX_MULTIPLY or multiply.op0 != MatrixOperation.NONE or \
+                multiply.op1 not in (MatrixOperation.NONE, MatrixOperation.TRANSPOSE):
             continue
         data, weight = product[1]["inputs"]
-        if weight in folded and data not in folded and _is_row_of(folded[bias], folded[weight]):
+        if weight in folded and data not in folded and _is_row_of(folded[bias], folded[weight], multiply.op1):
             return product, weight, bias
     return (None,) * 3
 
 
-def _is_row_of(bias, weight):
-    """Whether weight is a matrix (batch dims of 1) and bias a row as wide (batch dims of 1)."""
-    return all(d == 1 for d in weight.shape[:-2]) and all(d == 1 for d in bias.shape[:-1]) and \
-        bias.shape[-1] == weight.shape[-1]
+def _is_row_of(bias, weight, op):
+    """Whether weight is a matrix (batch dims of 1) and bias a row as wide as its product (batch dims of 1)."""
+    width = weight.shape[-2] if op == MatrixOperation.TRANSPOSE else weight.shape[-1]
+    return all(d == 1 for d in weight.shape[:-2]) and all(d == 1 for d in bias.shape[:-1]) and bias.shape[-1] == width
 
 
-def _constant_view(name, kind, folded, shape):
-    """The name of a new folded constant: the constant `name` viewed with `shape`."""
-    view = f"{name} as a {kind}"
-    folded[view] = folded[name].reshape(shape)
-    return view
+def _fold(name, view, folded):
+    """`name`, now the name of the folded constant `view` (a view of another one)."""
+    folded[name] = view
+    return name
 
 
 class _FusedBias:

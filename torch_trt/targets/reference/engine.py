@@ -13,6 +13,7 @@ from . import plan as plan_format
 from .enums import DataType, ErrorCodeTRT, TensorIOMode, TensorLocation
 from .logger import report_error
 from .layers import LAYER_CLASSES
+from .lending import device_weights
 from .program import build_program, compile_program
 from .types import TORCH_DTYPE, Dims
 
@@ -53,8 +54,8 @@ class ICudaEngine:
         self._records = plan["layers"]
         on_host = any(entry["location"] == "HOST" for entry in plan["io"])
         self._device = torch.device("cpu" if on_host else "cuda")
-        weights = [{name: tensors[key].to(self._device) for name, key in record["weights"].items()}
-                   for record in self._records]
+        placed = device_weights(tensors, self._device)  # lent tensors where they equal a weight (lending.py)
+        weights = [{name: placed[key] for name, key in record["weights"].items()} for record in self._records]
         self._name = plan["name"]
         self._inputs = [n for n in self._io_names if self._io[n]["mode"] == "INPUT"]
         self._outputs = [n for n in self._io_names if self._io[n]["mode"] == "OUTPUT"]

@@ -1,0 +1,71 @@
+"""Tensors lent to the engines the reference deserializes: an engine reads a lent tensor in place of its own copy of
+a weight with the same bytes.
+
+TensorRT copies a plan's weights into each engine's device memory, and so does the reference, except under
+`lending(tensors)`. torch_trt's dynamo backend builds engines from a model whose weights are already on the device:
+copied, each would be held twice for as long as the model stays compiled. A lent tensor is read only where its dtype
+and bytes equal a weight's when the engine loads, and the lender answers for them staying so: the dynamo backend
+lends its graph's baked tensors, checks their identity and version before every call, and rebuilds when one changed.
+"""
+
+import contextlib
+import contextvars
+
+import torch
+
+_PROBE_BYTES = 16  # compared on the host first, so that a weight is compared whole with one lent tensor, not all
+
+_LENT = contextvars.ContextVar("tensors lent to engines", default=())
+
+
+@contextlib.contextmanager
+def lending(tensors):
+    """Engines deserialized in this context may read `tensors` instead of copying equal weights."""
+    token = _LENT.set(tuple(t.detach() for t in tensors))
+    try:
+        yield
+    finally:
+        _LENT.reset(token)
+
+
+def device_weights(weights, device):
+    """name -> the plan's weight `weights[name]` (a host tensor) on `device`: a lent tensor with its dtype, size and
+    bytes, viewed with its shape, where one is lent, else a copy (none on the host: the plan's memory)."""
+    lent = _LENT.get()
+    home = _indexed(device) if lent else None  # a CUDA engine may be loaded (and never run) without CUDA
+    lent = _by_probe([t for t in lent if t.device == home and t.is_contiguous() and t.numel()])
+    placed = {}
+    for name, weight in weights.items():
+        candidates = lent.get(_key(weight, _bytes(weight)[:_PROBE_BYTES]), ()) if weight.numel() else ()
+        # compared on the host: a device copy of each weight, even one at a time, would raise the device's peak
+        match = next((t for t in candidates if torch.equal(_bytes(t).cpu(), _bytes(weight))), None)
+        placed[name] = weight.to(device) if match is None else match.view(weight.shape)
+    return placed
+
+
+def _by_probe(tensors):
+    """{(dtype, numel, leading bytes): [tensors]}, the leading bytes read back from the device in one copy."""
+    probes = torch.cat([_bytes(t)[:_PROBE_BYTES] for t in tensors]).cpu() if tensors else None
+    index, start = {}, 0
+    for tensor in tensors:
+        size = min(_PROBE_BYTES, tensor.nbytes)
+        index.setdefault(_key(tensor, probes[start:start + size]), []).append(tensor)
+        start += size
+    return index
+
+
+def _key(tensor, probe):
+    """The index key of a lent tensor or a weight: dtype, element count, leading bytes (`probe`, on the host)."""
+    return tensor.dtype, tensor.numel(), probe.numpy().tobytes()
+
+
+def _bytes(tensor):
+    """A contiguous tensor's memory as a flat uint8 tensor (compared bytewise: -0.0 is not 0.0, NaN is itself)."""
+    return tensor.reshape(-1).view(torch.uint8)
+
+
+def _indexed(device):
+    """`device` with its index: "cuda" means the current CUDA device (engines load under their device's guard)."""
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
