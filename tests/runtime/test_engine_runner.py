@@ -3,6 +3,7 @@ lifetime tied to the modules holding it, device guards and streams (the CUDA one
 
 import gc
 import io
+import weakref
 
 import numpy as np
 import pytest
@@ -173,14 +174,16 @@ def test_the_compiled_module_holds_the_engine_built_not_a_copy(monkeypatch):
     torch.testing.assert_close(compiled(x), Model()(x))
 
 
-def test_dynamo_reset_frees_the_engines():
-    model = torch.compile(_scaled(11.0), backend="tensorrt", options={"target": "reference", "device": "cpu"})
+def test_dynamo_reset_frees_the_engines_and_the_weights_lent_them():
+    eager = _scaled(11.0)
+    model = torch.compile(eager, backend="tensorrt", options={"target": "reference", "device": "cpu"})
     added = _runners_added_while(lambda: model(torch.randn(3, 16)))
-    assert len(added) == 1
-    del model
+    assert len(added) == 1 and engine_manager._LENT
+    weight = weakref.ref(eager[0].weight)
+    del model, eager
     torch._dynamo.reset()
     gc.collect()
-    assert not added & set(engine_manager._RUNNERS)
+    assert not added & set(engine_manager._RUNNERS) and weight() is None
 
 
 def test_two_modules_share_one_runner_until_both_are_gone():

@@ -1,6 +1,8 @@
 """Engines deserialized under `lending(tensors)` read a lent tensor in place of a weight with the same dtype and bytes
 (lending.py), and copy every other weight."""
 
+import logging
+
 import numpy as np
 import pytest
 import torch
@@ -39,6 +41,13 @@ def test_a_tensor_that_is_not_the_weight_byte_for_byte_is_not_read(lent):
     with lending([lent]):
         placed = device_weights({"w": plan_weight}, torch.device("cpu"))["w"]
     assert not _reads_in_place(placed, lent) and torch.equal(placed, plan_weight)
+
+
+def test_the_engine_load_reports_how_much_it_reads_in_place(caplog):
+    other = torch.ones(6)
+    with lending([WEIGHT]), caplog.at_level(logging.INFO, logger="torch_trt"):
+        device_weights({"w": WEIGHT.reshape(-1).clone(), "other": other}, torch.device("cpu"))
+    assert "1 of its 2 weights (0.0 of 0.0 MiB) are lent tensors, read in place" in caplog.text
 
 
 def test_nothing_is_lent_outside_the_context():

@@ -6,12 +6,17 @@ TensorRT copies a plan's weights into each engine's device memory, and so does t
 copied, each would be held twice for as long as the model stays compiled. A lent tensor is read only where its dtype
 and bytes equal a weight's when the engine loads, and the lender answers for them staying so: the dynamo backend
 lends its graph's baked tensors, checks their identity and version before every call, and rebuilds when one changed.
+(A write through `.data` changes no version: no engine sees it as a change, but one reading the tensor in place
+reads what was written.)
 """
 
 import contextlib
 import contextvars
+import logging
 
 import torch
+
+logger = logging.getLogger(__name__)
 
 _PROBE_BYTES = 16  # compared on the host first, so that a weight is compared whole with one lent tensor, not all
 
@@ -32,15 +37,25 @@ def device_weights(weights, device):
     """name -> the plan's weight `weights[name]` (a host tensor) on `device`: a lent tensor with its dtype, size and
     bytes, viewed with its shape, where one is lent, else a copy (none on the host: the plan's memory)."""
     lent = _LENT.get()
-    home = _indexed(device) if lent else None  # a CUDA engine may be loaded (and never run) without CUDA
-    lent = _by_probe([t for t in lent if t.device == home and t.is_contiguous() and t.numel()])
-    placed = {}
+    if not lent:
+        return {name: weight.to(device) for name, weight in weights.items()}
+    home = _indexed(device)
+    index = _by_probe([t for t in lent if t.device == home and t.is_contiguous() and t.numel()])
+    placed, read = {}, []
     for name, weight in weights.items():
-        candidates = lent.get(_key(weight, _bytes(weight)[:_PROBE_BYTES]), ()) if weight.numel() else ()
+        candidates = index.get(_key(weight, _bytes(weight)[:_PROBE_BYTES]), ()) if weight.numel() else ()
         # compared on the host: a device copy of each weight, even one at a time, would raise the device's peak
         match = next((t for t in candidates if torch.equal(_bytes(t).cpu(), _bytes(weight))), None)
         placed[name] = weight.to(device) if match is None else match.view(weight.shape)
+        if match is not None:
+            read.append(weight)
+    logger.info("reference engine: %d of its %d weights (%.1f of %.1f MiB) are lent tensors, read in place",
+                len(read), len(weights), _mib(read), _mib(weights.values()))
     return placed
+
+
+def _mib(tensors):
+    return sum(t.nbytes for t in tensors) / 2 ** 20
 
 
 def _by_probe(tensors):
