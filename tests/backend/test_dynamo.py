@@ -260,6 +260,17 @@ def test_the_engines_read_the_model_weights_in_place(device):
     assert runners and all(p.untyped_storage().data_ptr() in read for p in model.parameters())
 
 
+def test_weights_that_freezing_makes_are_read_in_place_too(caplog):
+    """Freezing folds the batch norm into the convolution's weights: new tensors of the frozen graph, which only the
+    engine will hold, so they are lent with the baked ones rather than copied."""
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU()).eval()
+    with torch.no_grad():
+        model[1].running_var.uniform_(0.5, 2.0)
+    with caplog.at_level(logging.INFO, logger="torch_trt"):
+        check_compiled(model, [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1})
+    assert "2 of its 2 weights" in caplog.text, caplog.text
+
+
 def test_another_model_with_equal_weights_gets_engines_reading_its_own(builds, device):
     """Engines read the weights lent them in place (engine_manager.lend): one model's engines must not serve another
     with equal weights, whose calls would not see writes to the first model's tensors."""

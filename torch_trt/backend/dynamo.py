@@ -35,7 +35,7 @@ from ..targets import resolve_target
 from . import engine_cache
 from .decompositions import decompose
 from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
-from .fx_to_script import canonical_text, tensor_version, trace_frozen, without_runtime_asserts
+from .fx_to_script import canonical_text, tensor_constants, tensor_version, trace_frozen, without_runtime_asserts
 from .graph_signature import UnsupportedGraph, signature_of
 from .pipeline import compile_frozen
 
@@ -170,7 +170,6 @@ class CompiledGraph:
             logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
             return False
         specs, module = hit
-        engine_manager.lend(module, self._lendable(args))
         variant = Variant(self._ranges(specs), module, specs, direct_engine_call(module) or module)
         self.variants = self.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
         self.baked = BakedArguments.of(self.signature.baked_positions, args)
@@ -178,20 +177,25 @@ class CompiledGraph:
 
     def _lendable(self, args):
         """The baked tensors whose every change __call__ sees (by identity and version: an inference tensor has no
-        version), which the engines may therefore read in place of their own copies."""
+        version), which engines may therefore read in place of their own copies."""
         return [args[p] for p in self.signature.baked_positions if isinstance(args[p], torch.Tensor)
                 and _scalar(args[p]) is None and tensor_version(args[p]) is not None]
 
     def _compile(self, frozen, specs, device, args):
-        """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing."""
-        key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=self._lendable(args))
+        """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing. A module built
+        here is lent the baked tensors and the frozen graph's own constants (weights that freezing made, such as
+        linear layers concatenated on CUDA), which nothing but its engines will hold."""
+        lent = self._lendable(args)
+        key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)
         if hit is None:
             if self.settings.debug:
                 logger.info("TorchScript graph traced from the FX graph:\n%s", frozen.graph)
+            constants = tensor_constants(frozen.graph)  # the pipeline lowers the graph in place
             module = compile_frozen(frozen, specs, self.settings, device)
             if "torch_trt::execute_engine" not in str(module.graph):
                 return None
+            engine_manager.lend(module, lent + constants)
             hit = (specs, module)
             engine_cache.store(key, *hit)
         return hit

@@ -60,20 +60,21 @@ def get_runner(engine_id, engine_tensor, target, device):
                 data = memoryview(engine_tensor.cpu().numpy())  # the reference's weights view it: no copy
                 _verify(engine_id, data)
                 runner = _RUNNERS[key] = EngineRunner(data, target, device, lent or ())
+                if lent:  # the engine holds the tensors it reads; the others need not live as long as it
+                    _LENT[id(engine_tensor)] = ()
             if id(engine_tensor) not in runner.owners:
                 runner.owners[id(engine_tensor)] = weakref.finalize(engine_tensor, _release, key, id(engine_tensor))
     return runner
 
 
 def lend(module, tensors):
-    """Lend `tensors` to the engines of compiled `module`: each may read one in place of a weight with the same bytes
-    (targets.lending), so its caller must keep them unchanged while it calls the module. Call before the first call."""
+    """Lend `tensors` to the engines of compiled `module`, before its first call: each may read one in place of a
+    weight with the same bytes (targets.lending), so whoever calls the module must keep them unchanged."""
     with _LOCK:
         for call in module.graph.findAllNodes("torch_trt::execute_engine"):
             engine_tensor = call.inputsAt(1).toIValue()
-            if id(engine_tensor) not in _LENT:
-                weakref.finalize(engine_tensor, _LENT.pop, id(engine_tensor), None)
             _LENT[id(engine_tensor)] = tuple(tensors)
+            weakref.finalize(engine_tensor, _LENT.pop, id(engine_tensor), None)
 
 
 @functools.cache
