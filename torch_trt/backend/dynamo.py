@@ -11,12 +11,13 @@ import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={..
 
 The returned CompiledGraph runs the compiled module on each call's user tensors (a module that is
 one engine call runs that engine straight from Python, runtime/direct_call.py) and rebuilds
-when a baked value changed or a dynamic dim left its range. Since it sees every change of its
-baked tensors, it lends them to its engines (engine_manager.lend), which read them in place of
-their own copies of equal weights: a model's weights stay on its device once. A graph that
+when a baked value changed or a dynamic dim left its range. Since it checks its baked tensors
+before every call, it lends them to its engines (engine_manager.lend), which read them in place
+of their own copies of equal weights: a model's weights stay on its device once. A graph that
 cannot be compiled runs in PyTorch with a warning naming the reason, unless
-pass_through_build_failures=True, which raises. Only refusals are caught (torch_trt's errors, UnsupportedGraph): any other exception is a bug
-and surfaces, as does a target that cannot be loaded (target="tensorrt" without TensorRT).
+pass_through_build_failures=True, which raises. Only refusals are caught (torch_trt's errors,
+UnsupportedGraph): any other exception is a bug and surfaces, as does a target that cannot be
+loaded (target="tensorrt" without TensorRT).
 """
 
 import enum
