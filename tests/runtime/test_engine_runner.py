@@ -113,6 +113,24 @@ def test_each_failed_call_reports_only_its_own_errors():
         assert str(raised.value) == f"engine execution failed: {expected}"
 
 
+def test_an_engine_stitched_in_this_process_is_loaded_without_hashing_it_again(monkeypatch):
+    """Its id was computed from its bytes when it was stitched; a saved module's engine is checked when it loads."""
+    checked = []
+    monkeypatch.setattr(engine_manager, "_verify", lambda expected_id, data: checked.append(expected_id))
+    compiled = _compile(scale=13.0)
+    with torch.no_grad():
+        compiled(torch.randn(3, 16))
+    assert checked == []
+    buffer = io.BytesIO()
+    torch.jit.save(compiled, buffer)
+    del compiled
+    gc.collect()  # its runner goes with it, so the loaded module loads its engine again
+    buffer.seek(0)
+    with torch.no_grad():
+        torch.jit.load(buffer)(torch.randn(3, 16))
+    assert len(checked) == 1
+
+
 def test_dropping_a_loaded_module_frees_its_engine():
     """A module loaded with torch.jit.load owns its graph: once it is gone, so are its engine and context."""
     buffer = io.BytesIO()

@@ -8,14 +8,16 @@ dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine,
 
 import torch
 
-from .engine_manager import engine_id
+from .engine_manager import engine_id, hashed
 
 
 def stitch_engine(graph, segment, engine_bytes, target, device):
     """Insert the execute_engine call after the segment's last node, reroute its outputs, delete its nodes."""
+    engine_tensor, identifier = _as_tensor(engine_bytes), engine_id(engine_bytes)
+    hashed(engine_tensor, identifier)
     with graph.insert_point_guard(segment.nodes[0]):
-        engine = graph.insertConstant(_as_tensor(engine_bytes))
-        settings = [graph.insertConstant(s) for s in (engine_id(engine_bytes), target, str(device))]
+        engine = graph.insertConstant(engine_tensor)
+        settings = [graph.insertConstant(s) for s in (identifier, target, str(device))]
     last = segment.nodes[-1]
     inputs = []
     for value, dtype in zip(segment.inputs, segment.input_casts or [None] * len(segment.inputs)):
