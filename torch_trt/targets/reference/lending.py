@@ -40,7 +40,7 @@ def device_weights(weights, device):
     if not lent:
         return {name: weight.to(device) for name, weight in weights.items()}
     home = _indexed(device)
-    index = _by_probe([t for t in lent if t.device == home and t.is_contiguous() and t.numel()])
+    index = _by_probe([t for t in lent if _plain(t) and t.device == home and t.is_contiguous() and t.numel()])
     placed, read = {}, []
     for name, weight in weights.items():
         candidates = index.get(_key(weight, _bytes(weight)[:_PROBE_BYTES]), ()) if weight.numel() else ()
@@ -56,6 +56,12 @@ def device_weights(weights, device):
 
 def _mib(tensors):
     return sum(t.nbytes for t in tensors) / 2 ** 20
+
+
+def _plain(tensor):
+    """Whether `tensor` is a plain strided tensor, whose memory can be read as bytes (not sparse, quantized or a
+    subclass)."""
+    return type(tensor) is torch.Tensor and tensor.layout == torch.strided and not tensor.is_quantized
 
 
 def _by_probe(tensors):
