@@ -292,6 +292,22 @@ def test_other_weights_build_another_engine(builds):
     assert len(builds) == 2
 
 
+def test_the_weights_digest_leaves_the_lent_tensors_to_their_identity_and_version():
+    """The engine cache keys lent tensors by identity and version (every write bumps it): their bytes, most of a
+    model's, are not hashed again on each build, while every other constant's are."""
+    from torch_trt.backend.fx_to_script import constants_digest
+
+    lent, other = torch.randn(4), torch.randn(4)
+    graph = torch.jit.trace(lambda x: x * lent + other, torch.randn(4)).graph
+    before, whole = constants_digest(graph, known=[lent]), constants_digest(graph)
+    with torch.no_grad():
+        lent.mul_(2)
+    assert constants_digest(graph, known=[lent]) == before and constants_digest(graph) != whole
+    with torch.no_grad():
+        other.mul_(2)
+    assert constants_digest(graph, known=[lent]) != before
+
+
 def test_weights_changed_after_compiling_rebuild_the_engine(builds):
     model = MLP().eval()
     compiled = check_compiled(model, batches(5))

@@ -1,9 +1,10 @@
 """Compiled modules of this process, reused when the same graph with the same weights and settings comes again.
 
 The key hashes the frozen graph's canonical text, its weights, the settings that shape an
-engine, the device and the identities of the tensors lent to its engines: engines reading one
-model's tensors must not serve another model with equal weights, whose caller would not see
-writes to the first model's tensors. Under one key sit the modules built for different input
+engine, the device and the identities and versions of the tensors lent to its engines: engines
+reading one model's tensors must not serve another model with equal weights, whose caller would
+not see writes to the first model's tensors. Those tensors' bytes are not hashed: their versions
+change with every write. Under one key sit the modules built for different input
 ranges; a lookup returns one whose ranges contain the requested ones, so a graph that dynamo
 specialized to a static shape reuses the engine of its dynamic twin when their traces match.
 `clear()` empties it (torch._dynamo.reset() calls it through the backend's `reset`).
@@ -21,8 +22,8 @@ def cache_key(graph, settings, device, lent):
     """The key of a frozen graph compiled with `settings` on `device`, its engines lent the tensors `lent`."""
     options = {name: sorted(map(str, value)) if isinstance(value, set) else value
                for name, value in vars(settings).items() if name not in _NOT_IN_KEY}
-    text = (f"{canonical_text(graph)}\nweights: {constants_digest(graph)}\n{sorted(options.items())}\n{device}\n"
-            f"lent: {[id(t) for t in lent]}")
+    text = (f"{canonical_text(graph)}\nweights: {constants_digest(graph, known=lent)}\n{sorted(options.items())}\n"
+            f"{device}\nlent: {[(id(t), t._version) for t in lent]}")
     return hashlib.sha256(text.encode()).hexdigest()
 
 
