@@ -176,17 +176,12 @@ class CompiledGraph:
         self.baked = BakedArguments.of(self.signature.baked_positions, args)
         return True
 
-    def _lendable(self, args):
-        """The baked tensors whose every change __call__ sees (by identity and version: an inference tensor has no
-        version), which engines may therefore read in place of their own copies."""
-        return [args[p] for p in self.signature.baked_positions if isinstance(args[p], torch.Tensor)
-                and _scalar(args[p]) is None and tensor_version(args[p]) is not None]
-
     def _compile(self, frozen, specs, device, args):
         """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing. A module built
-        here is lent the baked tensors and the frozen graph's own constants (weights that freezing made, such as
-        linear layers concatenated on CUDA), which nothing but its engines will hold."""
-        lent = self._lendable(args)
+        here is lent the versioned baked tensors, whose every write __call__ sees, and the frozen graph's own
+        constants (weights that freezing made, such as linear layers concatenated on CUDA), which nothing but its
+        engines will hold."""
+        lent = BakedArguments.of(self.signature.baked_positions, args).versioned_tensors
         key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)
         if hit is None:
@@ -262,6 +257,12 @@ class BakedArguments:
         versioned = tuple(p for p in tensor_positions if tensor_version(args[p]) is not None)
         return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensor_positions,
                    tuple(args[p] for p in tensor_positions), versioned, [args[p]._version for p in versioned])
+
+    @property
+    def versioned_tensors(self):
+        """The baked tensors with a version counter (not inference tensors): every write to them is a change."""
+        versioned = set(self.versioned_positions)
+        return [t for p, t in zip(self.tensor_positions, self.tensors) if p in versioned]
 
     def changed(self, args):
         """Whether a baked argument is another tensor, was written to, or is another number than at the build."""

@@ -74,9 +74,13 @@ def lend(module, tensors):
     weight with the same bytes (targets.lending), so whoever calls the module must keep them unchanged."""
     with _LOCK:
         for call in module.graph.findAllNodes("torch_trt::execute_engine"):
-            engine_tensor = call.inputsAt(1).toIValue()
-            _LENT[id(engine_tensor)] = tuple(tensors)
-            weakref.finalize(engine_tensor, _LENT.pop, id(engine_tensor), None)
+            _note(_LENT, call.inputsAt(1).toIValue(), tuple(tensors))
+
+
+def _note(registry, engine_tensor, value):
+    """registry[id(engine_tensor)] = value, for as long as the engine tensor lives."""
+    registry[id(engine_tensor)] = value
+    weakref.finalize(engine_tensor, registry.pop, id(engine_tensor), None)
 
 
 @functools.cache
@@ -107,8 +111,7 @@ def engine_id(engine_bytes):
 def hashed(engine_tensor, identifier):
     """Record that `engine_tensor`'s bytes were just hashed to `identifier` (its engine was stitched in this
     process), so that loading it skips hashing them again: a transformer's plan takes a tenth of a second or more."""
-    _HASHED[id(engine_tensor)] = identifier
-    weakref.finalize(engine_tensor, _HASHED.pop, id(engine_tensor), None)
+    _note(_HASHED, engine_tensor, identifier)
 
 
 def _verify(expected_id, data):
