@@ -34,6 +34,8 @@ def main():
     parser.add_argument("--calls", type=int, default=20, help="calls after the first, recorded too")
     parser.add_argument("--top", type=int, default=12, help="allocating lines reported")
     parser.add_argument("--inductor-cache-dir", help="inductor's cache directory (default: a fresh temporary one)")
+    parser.add_argument("--frames", type=int, default=0,
+                        help="under each allocating line, its bytes by their innermost N Python frames (PyTorch's too)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("benchmarks/memory.py reads CUDA's memory profiler: run it on a machine with a GPU")
@@ -63,6 +65,9 @@ def main():
           f"{1 + args.calls} calls")
     for owner, size in by_owner(live).most_common(args.top):
         print(f"  {size / MIB:8.1f} MiB  {owner}")
+        if args.frames:
+            for frames, part in by_innermost(live, owner, args.frames).most_common(args.top):
+                print(f"      {part / MIB:8.1f} MiB  {frames}")
 
 
 def live_at_peak(trace):
@@ -86,6 +91,16 @@ def by_owner(allocations):
     sizes = collections.Counter()
     for size, frames in allocations.values():
         sizes[owner(frames)] += size
+    return sizes
+
+
+def by_innermost(allocations, allocating_line, depth):
+    """Counter of bytes per innermost `depth` Python frames of the allocations whose owner is `allocating_line`."""
+    sizes = collections.Counter()
+    for size, frames in allocations.values():
+        if owner(frames) == allocating_line:
+            python = [f for f in frames if f["filename"].endswith(".py")][:depth]
+            sizes[" < ".join(f"{f['filename'].rsplit('/', 1)[-1]}:{f['line']} {f['name']}" for f in python)] += size
     return sizes
 
 

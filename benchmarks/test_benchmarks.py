@@ -102,3 +102,14 @@ def test_the_memory_peak_is_the_most_live_at_once_and_counts_frees_of_earlier_bl
     assert peak == 100 + 70 + 20 - 50 and sorted(live) == [1, 3, 4]
     assert memory.by_owner(live) == {"targets/reference/engine.py:56 __init__": 100, "run.py:9 main": 70,
                                      "PyTorch": 20}
+
+
+def test_an_allocating_line_breaks_down_by_its_innermost_frames():
+    """--frames: under an allocating line, its bytes by the innermost Python frames, PyTorch's included."""
+    graph_call = [_frame("/x/torch/_ops.py", 865, "__call__"), _frame("/tmp/generated.py", 790, "call"),
+                  _frame("/repo/torch_trt/targets/reference/program.py", 96, "run")]
+    benchmark = [_frame("/x/torch/_ops.py", 865, "__call__"), _frame("/x/benchmarking.py", 383, "benchmark_gpu"),
+                 _frame("/repo/torch_trt/targets/reference/program.py", 96, "run")]
+    live = {1: (30, graph_call), 2: (50, benchmark), 3: (20, graph_call), 4: (100, _ENGINE)}
+    assert memory.by_innermost(live, "targets/reference/program.py:96 run", 2) == {
+        "_ops.py:865 __call__ < generated.py:790 call": 50, "_ops.py:865 __call__ < benchmarking.py:383 benchmark_gpu": 50}

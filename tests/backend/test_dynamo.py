@@ -24,6 +24,17 @@ class MLP(nn.Module):
         return torch.sigmoid(self.fc2(torch.relu(self.fc1(x)))) * 2
 
 
+class SharedInput(nn.Module):
+    """Three linear layers reading one input, as attention's query, key and value projections do."""
+
+    def __init__(self):
+        super().__init__()
+        self.query, self.key, self.value = nn.Linear(4, 8), nn.Linear(4, 8), nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.query(x) * self.key(x) + self.value(x)
+
+
 def batches(*sizes, width=4):
     return [(torch.randn(size, width),) for size in sizes]
 
@@ -247,13 +258,15 @@ def test_same_graph_and_weights_twice_builds_once_until_dynamo_resets(builds):
 
 
 @pytest.mark.unrecorded  # reads the reference engine's program, which TensorRT's engines do not have
-def test_the_engines_read_the_model_weights_in_place(device):
-    """The baked weights are lent to the engines (engine_manager.lend): on a GPU each is held once, not twice."""
+@pytest.mark.parametrize("model_class", [MLP, SharedInput])
+def test_the_engines_read_the_model_weights_in_place(device, model_class):
+    """The baked weights are lent to the engines (engine_manager.lend): on a GPU each is held once, not twice. Linear
+    layers sharing an input are not concatenated into a new weight, as TorchScript's freezing does on CUDA."""
     from torch_trt.runtime import engine_manager
 
     gc.collect()
     earlier = set(engine_manager._RUNNERS)
-    model = MLP().eval()
+    model = model_class().eval()
     check_compiled(model, batches(5), device=device)
     runners = [runner for key, runner in engine_manager._RUNNERS.items() if key not in earlier]
     read = {p.untyped_storage().data_ptr() for runner in runners for p in runner.engine._module.parameters()}

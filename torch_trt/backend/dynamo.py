@@ -179,8 +179,8 @@ class CompiledGraph:
     def _compile(self, frozen, specs, device, args):
         """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing. A module built
         here is lent the versioned baked tensors, whose every write __call__ sees, and the frozen graph's own
-        constants (weights that freezing made, such as linear layers concatenated on CUDA), which nothing but its
-        engines will hold."""
+        constants (weights that freezing made, such as a batch norm folded into a convolution), which nothing but
+        its engines will hold."""
         lent = BakedArguments.of(self.signature.baked_positions, args).versioned_tensors
         key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)

@@ -91,7 +91,24 @@ def trace_frozen(gm, signature, args, static_sizes=False):
         _check_inference_only(traced.inlined_graph)
         if any(tensor_version(args[p]) != version for p, version in versions):
             raise UnsupportedGraph("the graph writes into an input, buffer or parameter, which an engine cannot do")
-        return torch.jit.freeze(traced)
+        return _freeze(traced)
+
+
+def _freeze(traced):
+    """torch.jit.freeze without concatenating linear layers that share an input (FrozenConcatLinear, on CUDA).
+
+    Engines built through torch.compile read the model's weights in place (targets/reference/lending.py); a
+    concatenation would be a second copy of the query, key and value weights (41 MiB of BERT-base's 214 in float16)
+    held for the engine's life. Dropout removal and folding batch norms, additions and scalings into convolutions
+    and linears still run, as in torch.jit.freeze."""
+    frozen = torch.jit.RecursiveScriptModule(torch._C._freeze_module(traced._c))
+    torch.jit.RecursiveScriptModule._finalize_scriptmodule(frozen)
+    torch._C._jit_pass_remove_dropout(frozen._c)
+    folds = (torch._C._jit_pass_fold_frozen_conv_bn, torch._C._jit_pass_fold_frozen_conv_add_or_sub,
+             torch._C._jit_pass_fold_frozen_conv_mul_or_div, torch._C._jit_pass_fold_frozen_linear_bn)
+    while any([fold(frozen.graph) for fold in folds]):  # a list: every fold runs each round, as in freeze's loop
+        pass
+    return frozen
 
 
 def tensor_version(tensor):
