@@ -20,7 +20,7 @@ from ..lowering import lower
 from ..lowering.specialize import specialize
 from ..partitioning import SegmentKind, analyze, extract_graph, partition
 from ..runtime.stitch import stitch_engine
-from ..targets import resolve_target, target_name
+from ..targets import resolve_target, start_code_generation, target_name
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
     """
     graph = module.graph
     with debug_logging(settings.debug):
+        start_code_generation(resolve_target(settings.target, device), device, settings.optimization_level)
         result, built, trt = build_engines(module, input_specs, settings, device, examples)
         for segment, engine_bytes in reversed(built):  # last first: the boundary values of the rest stay in the graph
             stitch_engine(graph, segment, engine_bytes, target_name(trt), device)

@@ -75,3 +75,12 @@ def lending(trt, tensors):
     from .reference.lending import lending as reference_lending
 
     return reference_lending(tensors)
+
+
+def start_code_generation(trt, device, optimization_level):
+    """Start what the engines `trt` builds for `device` will need to generate their code (the reference target's
+    inductor workers; reference/program.py), so that it starts while the pipeline runs; TensorRT needs nothing."""
+    if target_name(trt) == "reference":
+        from .reference.program import start_code_generation as reference_start
+
+        reference_start(torch.device(device), optimization_level)

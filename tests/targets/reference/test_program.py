@@ -92,6 +92,28 @@ def test_the_optimization_level_setting_reaches_the_engine():
     assert plan["optimization_level"] == 1
 
 
+@pytest.mark.parametrize("device, level, starts", [("cuda", 2, True), ("cuda", 1, False), ("cpu", 4, True),
+                                                    ("cpu", 3, False)])
+def test_inductor_workers_start_only_for_engines_that_generate_code(monkeypatch, device, level, starts):
+    started = []
+    monkeypatch.setattr(torch._inductor.async_compile, "maybe_warm_pool", lambda: started.append(level))
+    reference_program.start_code_generation(torch.device(device), level)
+    assert started == [level] * starts
+
+
+def test_compile_starts_the_inductor_workers_before_it_builds(monkeypatch):
+    """Inductor's compile workers start while the pipeline runs, as inductor's own backend starts them on entry."""
+    import torch_trt
+    events = []
+    monkeypatch.setattr(torch._inductor.async_compile, "maybe_warm_pool", lambda: events.append("workers"))
+    build = trt.Builder.build_serialized_network
+    monkeypatch.setattr(trt.Builder, "build_serialized_network",
+                        lambda *args: (events.append("build"), build(*args))[1])
+    module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval()
+    torch_trt.compile(module, [torch.randn(2, 3)], target="reference", min_block_size=1, optimization_level=4)
+    assert events == ["workers", "build"]
+
+
 def test_a_null_output_address_is_refused():
     engine = _engine(_scaled_plus_dead_branch)
     context = engine.create_execution_context()

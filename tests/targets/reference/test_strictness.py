@@ -196,3 +196,36 @@ def test_uint8_input_cast_to_float_is_accepted(run_network, to):
     x = torch.tensor([0, 7, 255], dtype=torch.uint8)
     got = run_network(lambda n, a: n.add_cast(a, to).get_output(0), [x])
     torch.testing.assert_close(got, x.float().to(got.dtype))
+
+
+def _relu_chain(net, length):
+    x = net.add_input("x", F32, (2, 3))
+    layers = []
+    for _ in range(length):
+        layers.append(net.add_activation(x, A.RELU))
+        x = layers[-1].get_output(0)
+    net.mark_output(x)
+    return layers
+
+
+def test_build_infers_again_only_the_layers_changed_since_their_inference_and_their_consumers(monkeypatch):
+    builder = trt.Builder(trt.Logger())
+    net = builder.create_network(0)
+    layers = _relu_chain(net, 4)
+    layers[2].type = A.SIGMOID
+    inferred = []
+    infer = net._infer
+    monkeypatch.setattr(net, "_infer", lambda layer: (inferred.append(layer), infer(layer)))
+    assert builder.build_serialized_network(net, builder.create_builder_config()) is not None
+    assert inferred == layers[2:]
+
+
+def test_a_consumer_of_a_layer_changed_after_it_was_added_is_checked_again_at_build(refused_at_build):
+    def define(net, a, b):
+        shuffle = net.add_shuffle(a)
+        shuffle.reshape_dims = (2, 3)
+        total = net.add_elementwise(shuffle.get_output(0), b, E.SUM)
+        shuffle.reshape_dims = (3, 2)
+        return total
+
+    assert "broadcast" in refused_at_build(define, [((6,), F32), ((2, 3), F32)])

@@ -115,7 +115,7 @@ def _validate(network, config):
     names = [t.name for t in network._inputs + network._outputs]
     if len(set(names)) != len(names):
         raise NetworkError(f"IO tensor names must be unique, got {names}")
-    network._reinfer_all()
+    network._reinfer_stale()
     for tensor in network._inputs + network._outputs:  # int8 is a quantized type: valid only between Q/DQ layers
         if tensor.dtype == DataType.INT8:
             raise NetworkError(f"IO tensor '{tensor.name}' is INT8, a quantized type TensorRT accepts as IO only with "

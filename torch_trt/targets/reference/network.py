@@ -171,6 +171,7 @@ class INetworkDefinition:
         self._builder, self._flags = builder, flags
         self._inputs, self._layers, self._outputs = [], [], []
         self._meta_cache = {}
+        self._inferred_from = {}  # id(layer) -> the input metas its cached outputs were inferred from
         self.name = "Unnamed Network 0"
         self.error_recorder = builder.error_recorder
 
@@ -273,11 +274,15 @@ class INetworkDefinition:
     def _is_inferred(self, layer):
         return all(id(output) in self._meta_cache for output in layer._outputs)
 
-    def _reinfer_all(self):
-        """Infer every layer again from the inputs, in dependency order (the builder's final check)."""
-        self._meta_cache.clear()
+    def _reinfer_stale(self):
+        """Infer again, in dependency order, each layer that changed or whose input metas changed since it was last
+        inferred (the builder's final check): every other layer would infer the same outputs from the same metas."""
         for layer in dependency_order(self._layers):
-            self._infer(layer)
+            inputs = [None if t is None else self._meta(t) for t in layer._inputs]
+            inferred_from = self._inferred_from.get(id(layer))
+            if not self._is_inferred(layer) or inferred_from is None or len(inputs) != len(inferred_from) or any(
+                    now is not then for now, then in zip(inputs, inferred_from)):
+                self._infer(layer)
 
     def _infer(self, layer):
         inputs = [None if t is None else self._meta_cache.get(id(t)) or self._meta(t) for t in layer._inputs]
@@ -295,6 +300,7 @@ class INetworkDefinition:
             results.append(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
         for output, a, b in zip(layer._outputs, results[0], results[-1]):
             self._meta_cache[id(output)] = (a, b)
+        self._inferred_from[id(layer)] = inputs
 
 
 def dependency_order(layers, skip=lambda layer: False):

@@ -44,6 +44,16 @@ AUTOTUNE_LEVEL = 5
 _CONVOLUTIONS = (LayerType.CONVOLUTION, LayerType.DECONVOLUTION)
 
 
+def start_code_generation(device, optimization_level):
+    """Start inductor's compile workers when engines built for `device` at this level will generate code, so that
+    they start while the engines are still being built, as inductor's own torch.compile backend starts them on
+    entry: a kernel compiled before they are ready is compiled in this process, one at a time."""
+    if optimization_level >= CODEGEN_LEVEL[device.type]:
+        from torch._inductor.async_compile import maybe_warm_pool
+
+        maybe_warm_pool()
+
+
 def build_program(layers, records, weights, input_names, output_names, device):
     """A GraphModule `program(*inputs) -> [outputs]` running the plan's live layers, constants folded."""
     folded, steps = {}, []
