@@ -2,6 +2,7 @@
 
     python benchmarks/memory.py --model bert
     python benchmarks/memory.py --model resnet50 --batch 32
+    python benchmarks/memory.py --model bert --frames 5      # each line's bytes by its innermost 5 frames too
 
 The model runs once eagerly (so CUDA's and cuBLAS's first-use allocations are not counted), then CUDA's memory
 profiler (torch.cuda.memory._record_memory_history) records the compile, its first call and --calls more calls.
