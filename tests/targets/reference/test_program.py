@@ -114,6 +114,17 @@ def test_compile_starts_the_inductor_workers_before_it_builds(monkeypatch):
     assert events == ["workers", "build"]
 
 
+@pytest.mark.parametrize("shape, inferred", [((2, 3), False), ((-1, 3), True)], ids=["static", "dynamic"])
+def test_only_an_engine_with_dynamic_dims_infers_its_layers_for_its_output_shapes(monkeypatch, shape, inferred):
+    engine = _engine(lambda network, x: network.add_activation(x, trt.ActivationType.RELU).get_output(0), shape)
+    calls = []
+    infer = engine._infer
+    monkeypatch.setattr(engine, "_infer", lambda values: (calls.append(1), infer(values))[1])
+    context = engine.create_execution_context()
+    assert context.set_input_shape("x", (2, 3))
+    assert tuple(context.get_tensor_shape("y")) == (2, 3) and calls == [1] * inferred
+
+
 def test_a_null_output_address_is_refused():
     engine = _engine(_scaled_plus_dead_branch)
     context = engine.create_execution_context()

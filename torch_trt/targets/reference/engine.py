@@ -50,6 +50,7 @@ class ICudaEngine:
         self._modes = {name: getattr(TensorIOMode, entry["mode"]) for name, entry in self._io.items()}
         self._torch_dtypes = {name: TORCH_DTYPE[getattr(DataType, entry["dtype"])] for name, entry in self._io.items()}
         self._profiles = plan["profiles"]
+        self._static = all(-1 not in entry["shape"] for entry in plan["io"])
         self._layers = [plan_format.restore_layer(LAYER_CLASSES, record, tensors) for record in plan["layers"]]
         self._records = plan["layers"]
         on_host = any(entry["location"] == "HOST" for entry in plan["io"])
@@ -133,14 +134,18 @@ class IExecutionContext:
         return Dims(self._io_shapes()[name])
 
     def _io_shapes(self):
-        """Every IO tensor's shape at the input shapes set, inferred once per set of input shapes."""
+        """Every IO tensor's shape at the input shapes set, inferred once per set of input shapes (an engine with no
+        dynamic dim has the shapes of its plan)."""
         key = tuple(sorted(self._shapes.items()))
         if key not in self._shapes_by_inputs:
             engine = self._engine
-            values = {n: torch.empty(self.get_tensor_shape(n), dtype=engine._torch_dtypes[n], device="meta")
-                      for n in engine._inputs}
-            values = engine._infer(values)
-            self._shapes_by_inputs[key] = {n: tuple(values[n].shape) for n in engine._io_names}
+            if engine._static:
+                shapes = {n: tuple(engine._io[n]["shape"]) for n in engine._io_names}
+            else:
+                values = engine._infer({n: torch.empty(self.get_tensor_shape(n), dtype=engine._torch_dtypes[n],
+                                                       device="meta") for n in engine._inputs})
+                shapes = {n: tuple(values[n].shape) for n in engine._io_names}
+            self._shapes_by_inputs[key] = shapes
         return self._shapes_by_inputs[key]
 
     def infer_shapes(self):
