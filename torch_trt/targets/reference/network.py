@@ -279,9 +279,9 @@ class INetworkDefinition:
         inferred (the builder's final check): every other layer would infer the same outputs from the same metas."""
         for layer in dependency_order(self._layers):
             inputs = [None if t is None else self._meta(t) for t in layer._inputs]
-            inferred_from = self._inferred_from.get(id(layer))
-            if not self._is_inferred(layer) or inferred_from is None or len(inputs) != len(inferred_from) or any(
-                    now is not then for now, then in zip(inputs, inferred_from)):
+            inferred_from = self._inferred_from.get(id(layer), ())
+            same_inputs = len(inputs) == len(inferred_from) and all(a is b for a, b in zip(inputs, inferred_from))
+            if not (same_inputs and self._is_inferred(layer)):
                 self._infer(layer)
 
     def _infer(self, layer):
