@@ -161,3 +161,50 @@ def test_decomposition_traces_into_ops_that_compute_it_for_other_inputs(op):
 def split_keywords(args):
     """(positional arguments, keyword arguments) of a CASES row."""
     return (args[:-1], args[-1]) if isinstance(args[-1], dict) else (args, {})
+
+
+F = torch.nn.functional
+# op -> the torch function users call for it; the decomposition pass looks for ops only in graphs naming one of them.
+ENTRY_POINTS = {
+    aten.addcmul.default: torch.addcmul, aten.addcdiv.default: torch.addcdiv, aten.rsub.Tensor: torch.rsub,
+    aten.baddbmm.default: torch.baddbmm, aten.hardswish.default: F.hardswish, aten.hardsigmoid.default: F.hardsigmoid,
+    aten.mish.default: F.mish, aten.softplus.default: F.softplus, aten.celu.default: F.celu,
+    aten.threshold.default: F.threshold, aten.hardshrink.default: F.hardshrink, aten.softshrink.default: F.softshrink,
+    aten.logit.default: torch.special.logit, aten.xlogy.Tensor: torch.special.xlogy, aten.sinc.default: torch.sinc,
+    aten.frac.default: torch.frac, aten.deg2rad.default: torch.deg2rad, aten.rad2deg.default: torch.rad2deg,
+}
+
+
+# Entry points whose graph has nothing to decompose, converters or not: lowering converts aten::rsub.Tensor whole,
+# and dynamo traces torch.addcdiv as div, mul and add.
+NOTHING_TO_DECOMPOSE = {aten.rsub.Tensor, aten.addcdiv.default}
+
+
+@pytest.mark.parametrize("op", list(CASES), ids=str)
+def test_looking_for_decomposed_ops_only_in_graphs_naming_one_misses_none(op, monkeypatch):
+    """The torch function of each decomposed op, in a graph where the op has no converter: the graph is decomposed
+    exactly as when every graph is run on fake tensors to find the ops."""
+    for key in [key for key in CONVERTERS if key[0] == f"aten::{op._opname}"]:
+        monkeypatch.delitem(CONVERTERS, key)
+    torch.manual_seed(0)
+    args, kwargs = split_keywords(CASES[op]())
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+    def call(*values):
+        full = list(args)
+        for i, value in zip(tensors, values):
+            full[i] = value
+        return ENTRY_POINTS[op](*full, **kwargs) * 2
+
+    gm, inputs = graph_of(call, *(args[i] for i in tensors))
+    decomposed = decompose(gm, inputs, CompileSettings()) is not gm
+    monkeypatch.setattr(decompositions, "_may_call_a_decomposed_op", lambda gm: True)
+    assert decomposed == (decompose(gm, inputs, CompileSettings()) is not gm) == (op not in NOTHING_TO_DECOMPOSE)
+
+
+def test_a_graph_naming_no_decomposed_op_is_not_run(monkeypatch):
+    """Finding the op each node dispatches to runs the graph on fake tensors; a graph whose functions name none of
+    the decomposed ops skips that."""
+    monkeypatch.setattr(decompositions, "_single_op_calls", lambda gm, args: pytest.fail("the graph was run"))
+    gm, inputs = graph_of(lambda x: torch.relu(torch.nn.functional.linear(x, x)) - 1, torch.randn(3, 3))
+    assert decompose(gm, inputs, CompileSettings()) is gm

@@ -1,7 +1,7 @@
 """Composite ops with no converter -> PyTorch's decompositions of them, on the dynamo FX graph before tracing.
 
 `decompose(gm, args, settings)` finds the one ATen op each node of the graph dispatches to (running
-it on fake copies of `args`), and replaces a node whose op is in DECOMPOSED by a call of that op's
+it on fake copies of `args`, in a graph whose functions name an op of DECOMPOSED), and replaces a node whose op is in DECOMPOSED by a call of that op's
 decomposition from `torch._decomp`, so the TorchScript trace records the decomposition's ops. It
 does so only when the pipeline would send the op itself to PyTorch (no converter after lowering)
 and would convert every op of the decomposition, so the ops we convert (layer_norm, SDPA,
@@ -36,10 +36,13 @@ DECOMPOSED = get_decompositions([
     aten.deg2rad.default, aten.rad2deg.default,
 ])
 _CONSTANTS = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
+_DECOMPOSED_NAMES = sorted({op._opname for op in DECOMPOSED})  # "addcmul", "rsub", "hardswish", ...
 
 
 def decompose(gm, args, settings):
     """A copy of `gm` whose nodes that only a decomposition can convert call it; `gm` itself if there are none."""
+    if not _may_call_a_decomposed_op(gm):
+        return gm
     copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     done, replaced = collections.Counter(), {}
     for node, (op, op_args, op_kwargs, metas) in _single_op_calls(copied, args).items():
@@ -52,6 +55,21 @@ def decompose(gm, args, settings):
     copied.recompile()
     logger.info("decomposed for conversion: %s", ", ".join(f"{op} x{count}" for op, count in sorted(done.items())))
     return copied
+
+
+def _may_call_a_decomposed_op(gm):
+    """Whether a node of the graph may dispatch to an op of DECOMPOSED, which only running the graph on fake tensors
+    tells for sure (a third of a second for a BERT-base): each of those ops is reached from Python through a
+    function or method that carries its name (torch.addcmul, F.hardswish, torch.special.logit, Tensor.frac), so a
+    graph naming none of them, and calling no module, has none to decompose."""
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            return True
+        if node.op in ("call_function", "call_method"):
+            name = node.target if node.op == "call_method" else getattr(node.target, "__name__", str(node.target))
+            if any(op_name in name for op_name in _DECOMPOSED_NAMES):
+                return True
+    return False
 
 
 class _OpRecorder(TorchDispatchMode):
