@@ -25,7 +25,6 @@ from workloads import WORKLOADS, inputs_for, load
 
 MIB = 2 ** 20
 PACKAGE = "torch_trt/"
-TRACE_ENTRIES = 2_000_000  # allocation events the profiler keeps: a transformer's compile makes hundreds of thousands
 
 
 def main():
@@ -35,6 +34,8 @@ def main():
     parser.add_argument("--calls", type=int, default=20, help="calls after the first, recorded too")
     parser.add_argument("--top", type=int, default=12, help="allocating lines reported")
     parser.add_argument("--inductor-cache-dir", help="inductor's cache directory (default: a fresh temporary one)")
+    parser.add_argument("--trace-entries", type=int, default=2_000_000,
+                        help="allocation events the profiler keeps (a transformer's compile makes hundreds of thousands)")
     parser.add_argument("--frames", type=int, default=0,
                         help="under each allocating line, its bytes by their innermost N Python frames (PyTorch's too)")
     args = parser.parse_args()
@@ -49,7 +50,7 @@ def main():
         model(*inputs)
         measure.free_memory(device)
         start = torch.cuda.memory_allocated(device)
-        torch.cuda.memory._record_memory_history(stacks="python", max_entries=TRACE_ENTRIES)
+        torch.cuda.memory._record_memory_history(stacks="python", max_entries=args.trace_entries)
         try:
             compiled = torch.compile(model, backend="tensorrt")
             for _ in range(1 + args.calls):
@@ -60,7 +61,11 @@ def main():
             snapshot = torch.cuda.memory._snapshot()
         finally:
             torch.cuda.memory._record_memory_history(enabled=None)
-    peak, live = live_at_peak(snapshot["device_traces"][torch.cuda.current_device()])
+    trace = snapshot["device_traces"][torch.cuda.current_device()]
+    if truncated(trace, args.trace_entries):
+        print(f"WARNING: the profiler kept only the last {len(trace)} allocation events, so the earliest are missing "
+              "from the peak and its owners below; run again with a larger --trace-entries")
+    peak, live = live_at_peak(trace)
     print(f"{args.model}, batch {args.batch}, float16: weights {(start - before_model) / MIB:.0f} MiB, then "
           f"{peak / MIB:.0f} MiB more at the peak and {(steady - start) / MIB:.0f} MiB more after "
           f"{1 + args.calls} calls")
@@ -69,6 +74,11 @@ def main():
         if args.frames:
             for frames, part in by_innermost(live, owner, args.frames).most_common(args.top):
                 print(f"      {part / MIB:8.1f} MiB  {frames}")
+
+
+def truncated(trace, kept):
+    """Whether the profiler's ring buffer, which keeps the last `kept` events, dropped earlier ones from `trace`."""
+    return len(trace) >= kept
 
 
 def live_at_peak(trace):

@@ -113,3 +113,8 @@ def test_an_allocating_line_breaks_down_by_its_innermost_frames():
     live = {1: (30, graph_call), 2: (50, benchmark), 3: (20, graph_call), 4: (100, _ENGINE)}
     assert memory.by_innermost(live, "targets/reference/program.py:96 run", 2) == {
         "_ops.py:865 __call__ < generated.py:790 call": 50, "_ops.py:865 __call__ < benchmarking.py:383 benchmark_gpu": 50}
+
+
+def test_a_trace_as_long_as_the_profiler_keeps_may_have_lost_its_first_events():
+    trace = [{"action": "alloc", "addr": i, "size": 1, "frames": []} for i in range(3)]
+    assert memory.truncated(trace, 3) and not memory.truncated(trace, 4)
