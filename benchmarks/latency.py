@@ -21,7 +21,8 @@ model and is measured under torch.no_grad(): compile time (torch.compile and the
 inductor's on-disk caches start empty in a temporary directory unless --inductor-cache-dir names one), median and
 p90 latency over --iterations calls after --warmup calls (CUDA events, one call at a time; perf_counter
 on CPU), peak memory of the row, weights and inputs included (torch.cuda.max_memory_allocated above what
-was allocated before the model was loaded; memory is freed between rows), and the max abs error of
+was allocated before the model was loaded; memory is freed between rows), the same peak over the timed calls
+alone ("serving": what the process holds once compiled and warmed up, without compile-time transients), and the max abs error of
 its output against eager float32 with TF32 off (float16 outputs compared in float32). Speedups are
 against eager and against the fastest inductor mode of the same (model, batch, dtype). A backend that
 fails gets its error in the row's note and the run goes on; so does a graph torch_trt leaves to PyTorch
@@ -117,14 +118,16 @@ def run(args):
 def measure_row(workload, name, batch, dtype, backend, reference, args, device):
     """One backend on one (model, batch, dtype): latency, compile time, peak memory, error; a failure is its note."""
     row = dict(model=name, label=workload.label, batch=batch, dtype=dtype, backend=backend, median_ms=None,
-               p90_ms=None, compile_s=None, peak_mib=None, max_abs_error=None, note="")
+               p90_ms=None, compile_s=None, peak_mib=None, serving_mib=None, max_abs_error=None, note="")
     torch._dynamo.reset()
     try:
         with _torch_trt_warnings() as warnings:
-            (times, compile_s, output), peak_mib = measure.peak_memory_mib(
-                lambda: _time_backend(workload, batch, DTYPES[dtype], backend, args, device), device)
+            peaks = measure.MemoryPeaks(device)
+            times, compile_s, output = _time_backend(workload, batch, DTYPES[dtype], backend, args, device, peaks)
+        peak_mib, serving_mib = peaks.mib()
         row.update(median_ms=statistics.median(times), p90_ms=measure.percentile(times, 0.9), compile_s=compile_s,
-                   peak_mib=peak_mib, max_abs_error=(output - reference).abs().max().item(), note="; ".join(warnings))
+                   peak_mib=peak_mib, serving_mib=serving_mib, max_abs_error=(output - reference).abs().max().item(),
+                   note="; ".join(warnings))
     except Exception as error:  # a failing backend is a result of the benchmark, not the end of the run
         traceback.print_exc(file=sys.stderr)
         row["note"] = " ".join(f"{type(error).__name__}: {error}".split())[:NOTE_LENGTH]
@@ -134,8 +137,9 @@ def measure_row(workload, name, batch, dtype, backend, reference, args, device):
     return row
 
 
-def _time_backend(workload, batch, dtype, backend, args, device):
-    """Load the model and time it: (latencies in ms, compile seconds or None for eager, an fp32 output on the CPU)."""
+def _time_backend(workload, batch, dtype, backend, args, device, peaks):
+    """Load the model and time it: (latencies in ms, compile seconds or None for eager, an fp32 output on the CPU);
+    `peaks` restarts after the warm-up, so its second span is the timed calls."""
     model = load(workload, device, dtype)
     inputs = inputs_for(workload, batch, device, dtype)
     if backend == "eager":
@@ -143,7 +147,10 @@ def _time_backend(workload, batch, dtype, backend, args, device):
     else:
         make = functools.partial(backends.compile_for, model, backend, args.trt_options)
         function, compile_s = measure.timed_first_call(make, inputs, device)
-    times = measure.latencies_ms(function, inputs, args.iterations, args.warmup, device)
+    for _ in range(args.warmup):
+        function(*inputs)
+    peaks.restart()
+    times = measure.latencies_ms(function, inputs, args.iterations, 0, device)
     return times, compile_s, function(*inputs).float().cpu()
 
 

@@ -57,16 +57,31 @@ def timed_first_call(make, inputs, device):
     return function, time.perf_counter() - start
 
 
-def peak_memory_mib(function, device):
-    """(function's result, MiB): the peak memory allocated while it ran above what was allocated before; None on CPU."""
-    if device.type != "cuda":
-        return function(), None
-    synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
-    result = function()
-    synchronize(device)
-    return result, (torch.cuda.max_memory_allocated(device) - before) / 2**20
+class MemoryPeaks:
+    """The peak CUDA memory allocated above what was allocated at its creation, over its whole life and since its
+    last `restart()` (the calls after a compile, say); none on the CPU."""
+
+    def __init__(self, device):
+        self.device, self.base, self.earlier = device, None, None
+        if device.type == "cuda":
+            synchronize(device)
+            self.base = self.earlier = torch.cuda.memory_allocated(device)
+            torch.cuda.reset_peak_memory_stats(device)
+
+    def restart(self):
+        """Start the second span here; the whole span keeps the peak reached before."""
+        if self.base is not None:
+            synchronize(self.device)
+            self.earlier = max(self.earlier, torch.cuda.max_memory_allocated(self.device))
+            torch.cuda.reset_peak_memory_stats(self.device)
+
+    def mib(self):
+        """(whole span's peak, peak since the last restart) in MiB above the start; (None, None) on the CPU."""
+        if self.base is None:
+            return None, None
+        synchronize(self.device)
+        recent = torch.cuda.max_memory_allocated(self.device)
+        return (max(self.earlier, recent) - self.base) / 2**20, (recent - self.base) / 2**20
 
 
 def free_memory(device):

@@ -7,7 +7,7 @@ import re
 
 RESULTS_DIR = pathlib.Path(__file__).parent / "results"
 COLUMNS = ("model", "batch", "dtype", "backend", "median ms", "p90 ms", "vs eager", "vs best inductor", "compile s",
-           "peak MiB", "max abs err", "note")
+           "peak MiB", "serving MiB", "max abs err", "note")
 
 
 def header():
@@ -20,7 +20,8 @@ def markdown_row(row):
     cells = (row["label"], row["batch"], row["dtype"], row["backend"], _number(row["median_ms"], ".2f"),
              _number(row["p90_ms"], ".2f"), _number(row["vs_eager"], ".2f", "x"),
              _number(row["vs_best_inductor"], ".2f", "x"), _number(row["compile_s"], ".1f"),
-             _number(row["peak_mib"], ".0f"), _number(row["max_abs_error"], ".1e"), row["note"].replace("|", "/"))
+             _number(row["peak_mib"], ".0f"), _number(row["serving_mib"], ".0f"), _number(row["max_abs_error"], ".1e"),
+             row["note"].replace("|", "/"))
     return f"| {' | '.join(str(cell) for cell in cells)} |"
 
 

@@ -48,7 +48,7 @@ def test_results_path_slugs_the_device_name():
 
 def test_a_pipe_in_the_note_does_not_split_the_markdown_cells():
     row = dict(label="BERT", batch=1, dtype="float16", backend="torch_trt", median_ms=None, p90_ms=None,
-               vs_eager=None, vs_best_inductor=None, compile_s=None, peak_mib=None, max_abs_error=None,
+               vs_eager=None, vs_best_inductor=None, compile_s=None, peak_mib=None, serving_mib=None, max_abs_error=None,
                note="a | b")
     assert report.markdown_row(row).count("|") == len(report.COLUMNS) + 1
 
@@ -118,3 +118,24 @@ def test_an_allocating_line_breaks_down_by_its_innermost_frames():
 def test_a_trace_as_long_as_the_profiler_keeps_may_have_lost_its_first_events():
     trace = [{"action": "alloc", "addr": i, "size": 1, "frames": []} for i in range(3)]
     assert memory.truncated(trace, 3) and not memory.truncated(trace, 4)
+
+
+def test_memory_peaks_are_none_on_the_cpu():
+    peaks = measure.MemoryPeaks(torch.device("cpu"))
+    peaks.restart()
+    assert peaks.mib() == (None, None)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA memory statistics need a GPU")
+def test_memory_peaks_keep_the_whole_span_and_the_span_since_the_restart():
+    device = torch.device("cuda")
+    peaks = measure.MemoryPeaks(device)
+    transient = torch.empty(8 * 2**20, dtype=torch.uint8, device=device)
+    del transient
+    kept = torch.empty(2 * 2**20, dtype=torch.uint8, device=device)
+    peaks.restart()
+    serving = torch.empty(2**20, dtype=torch.uint8, device=device)
+    del serving
+    whole, since_restart = peaks.mib()
+    assert whole == pytest.approx(8) and since_restart == pytest.approx(3)
+    del kept
