@@ -331,6 +331,33 @@ def test_weights_changed_after_compiling_rebuild_the_engine(builds):
     assert len(builds) == 2
 
 
+def test_the_weights_are_checked_after_the_engine_is_called(monkeypatch):
+    """Checking hundreds of weights runs while the engine's GPU work does, instead of delaying its start."""
+    from torch_trt.backend import dynamo
+
+    model = MLP().eval()
+    compiled, graphs = _compiled_graphs(model, {"min_block_size": 1})
+    (x,) = batches(4)[0]
+    with torch.no_grad():
+        compiled(x)
+        events = []
+        (variant,) = graphs[-1].variants
+        graphs[-1].variants = [variant._replace(call=lambda *inputs: events.append("engine") or variant.call(*inputs))]
+        monkeypatch.setattr(dynamo.BakedArguments, "changed", lambda self, args: events.append("check") or False)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert events == ["engine", "check"]
+
+
+def test_a_replaced_weight_rebuilds_the_engine(builds):
+    model = MLP().eval()
+    compiled = check_compiled(model, batches(5))
+    model.fc2.weight = nn.Parameter(torch.randn(3, 16), requires_grad=False)
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert len(builds) == 2
+
+
 def _compiled_graphs(model, options):
     """torch.compile(model) on the reference target, and the list of the CompiledGraphs its backend returns."""
     from torch_trt.backend.dynamo import tensorrt_backend

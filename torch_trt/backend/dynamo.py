@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 MAX_SHAPES = 16  # engines one graph may build when it needs one per input shape
 REFUSALS = (TorchTRTError, UnsupportedGraph)  # why a graph runs in PyTorch; anything else is a bug and raises
+_VERSION = operator.attrgetter("_version")
 
 
 def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
@@ -114,12 +115,16 @@ class CompiledGraph:
         self.builds, self.variants, self.baked, self.min_one = Builds.ONE_ENGINE, [], None, None
 
     def __call__(self, *args):
+        variant = next((v for v in self.variants if v.accepts(args)), None)
+        # The engine is called before the baked arguments are checked, so that the check (hundreds of weights) runs
+        # while the engine's GPU work does instead of delaying it. Engines only read, so a stale call does no harm:
+        # its outputs are dropped and the call runs again on a rebuilt engine.
+        outputs = None if variant is None else self._run(variant.call, args)
         if self.variants and self.baked.changed(args):
             logger.warning("a weight or baked value of a compiled graph changed since its engine was built; rebuilding")
-            self.variants = []
-        for variant in self.variants:
-            if variant.accepts(args):
-                return self._run(variant.call, args)
+            self.variants, variant = [], None
+        if variant is not None:
+            return outputs
         if self._rebuild(args):
             return self._run(self.variants[-1].call, args)
         return self.gm(*args)
@@ -181,7 +186,7 @@ class CompiledGraph:
         here is lent the versioned baked tensors, whose every write __call__ sees, and the frozen graph's own
         constants (weights that freezing made, such as a batch norm folded into a convolution), which nothing but
         its engines will hold."""
-        lent = BakedArguments.of(self.signature.baked_positions, args).versioned_tensors
+        lent = list(BakedArguments.of(self.signature.baked_positions, args).versioned_tensors)
         key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)
         if hit is None:
@@ -248,28 +253,23 @@ class BakedArguments:
     values: list  # (position, number)
     tensor_positions: tuple
     tensors: tuple
-    versioned_positions: tuple  # of the tensors that have a version counter
+    versioned_tensors: tuple  # the tensors with a version counter (not inference tensors): every write is a change
     versions: list
 
     @classmethod
     def of(cls, positions, args):
         tensor_positions = tuple(p for p in positions if _scalar(args[p]) is None)
-        versioned = tuple(p for p in tensor_positions if tensor_version(args[p]) is not None)
+        tensors = tuple(args[p] for p in tensor_positions)
+        versioned = tuple(t for t in tensors if tensor_version(t) is not None)
         return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensor_positions,
-                   tuple(args[p] for p in tensor_positions), versioned, [args[p]._version for p in versioned])
-
-    @property
-    def versioned_tensors(self):
-        """The baked tensors with a version counter (not inference tensors): every write to them is a change."""
-        versioned = set(self.versioned_positions)
-        return [t for p, t in zip(self.tensor_positions, self.tensors) if p in versioned]
+                   tensors, versioned, list(map(_VERSION, versioned)))
 
     def changed(self, args):
         """Whether a baked argument is another tensor, was written to, or is another number than at the build."""
         # Every call checks every weight (hundreds of them): loops in C, not Python generators.
         if not all(map(operator.is_, map(args.__getitem__, self.tensor_positions), self.tensors)):
             return True
-        if [args[p]._version for p in self.versioned_positions] != self.versions:
+        if list(map(_VERSION, self.versioned_tensors)) != self.versions:  # the same tensors, as just checked
             return True
         for position, value in self.values:
             number = _scalar(args[position])

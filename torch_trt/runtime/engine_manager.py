@@ -1,8 +1,9 @@
 """Engines deserialized once per process and device, run through the target's context API, freed with their modules.
 
 `EngineRunner.__call__` is the per-call path: check inputs against the engine's IO, then, under
-the engine's device and the engine's lock, set shapes and addresses, allocate outputs and
-`execute_async_v3`; on CUDA the call is replayed from a CUDA graph per input shape (cuda_graphs.py).
+the engine's lock (and its device, unless the call is a replay), set shapes and addresses, allocate
+outputs and `execute_async_v3`; on CUDA the call is replayed from a CUDA graph per input shape
+(cuda_graphs.py).
 Its cost does not depend on the engine's size: the bytes are only read on the first call.
 
 Threads and streams: one execution context (and one set of CUDA graphs, whose static buffers and
@@ -178,14 +179,17 @@ class EngineRunner:
     def __call__(self, tensors):
         self.check_inputs(tensors)
         tensors = [t.contiguous() for t in tensors]
-        with self.lock, device_guard(self.device):
+        with self.lock:
             if self.stream is None:
                 return self.execute(tensors)
-            caller = torch.cuda.current_stream()  # of the engine's device: the call runs under its device guard
+            caller = torch.cuda.current_stream(self.device)
             caller.wait_event(self.last_call_done)  # it shares the context and the graphs' buffers with this call
+            # A replay needs no device guard (the graph, the copies and the events name their device), which keeps
+            # the guard's cost off the path of most calls.
             outputs = self.graphs.replay(tensors)
             if outputs is None:
-                outputs = self._run_on_side_stream(caller, tensors)
+                with device_guard(self.device):
+                    outputs = self._run_on_side_stream(caller, tensors)
             self.last_call_done.record(caller)
             return outputs
 
