@@ -21,15 +21,14 @@ and is measured under torch.no_grad(): compile time (torch.compile and the first
 on-disk caches start empty in a temporary directory unless --inductor-cache-dir names one), median and p90
 latency over --iterations calls after --warmup calls (CUDA events, one call at a time; perf_counter on CPU),
 peak memory of the row, weights and inputs included (torch.cuda.max_memory_allocated above what was allocated
-before the model was loaded, or after the row's memory was freed where that is less: memory is freed between
-rows, but an earlier row's may be released only during a later one), the same peak over the timed calls alone
-("serving": what the process holds once compiled and warmed up, without compile-time transients), and the max
-abs error of its output against eager float32 with TF32 off (float16 outputs compared in float32). Speedups are
-against eager and against the fastest inductor mode of the same (model, batch, dtype). A backend that fails gets
-its error in the row's note and the run goes on; so does a graph torch_trt leaves to PyTorch (its warning is the
-note). The table is printed as rows finish; the JSON, rewritten after each (model, batch, dtype), and the PNG
-chart go to benchmarks/results/ (or --output-dir). Models whose library cannot be imported (torchvision) are
-skipped with a note.
+before the model was loaded; memory, cuBLAS's workspaces included, is freed between rows), the same peak over
+the timed calls alone ("serving": what the process holds once compiled and warmed up, without compile-time
+transients), and the max abs error of its output against eager float32 with TF32 off (float16 outputs compared
+in float32). Speedups are against eager and against the fastest inductor mode of the same (model, batch, dtype).
+A backend that fails gets its error in the row's note and the run goes on; so does a graph torch_trt leaves to
+PyTorch (its warning is the note). The table is printed as rows finish; the JSON, rewritten after each (model,
+batch, dtype), and the PNG chart go to benchmarks/results/ (or --output-dir). Models whose library cannot be
+imported (torchvision) are skipped with a note.
 """
 
 import argparse
@@ -121,20 +120,20 @@ def measure_row(workload, name, batch, dtype, backend, reference, args, device):
     row = dict(model=name, label=workload.label, batch=batch, dtype=dtype, backend=backend, median_ms=None,
                p90_ms=None, compile_s=None, peak_mib=None, serving_mib=None, max_abs_error=None, note="")
     torch._dynamo.reset()
-    peaks = measure.MemoryPeaks(device)
     try:
         with _torch_trt_warnings() as warnings:
+            peaks = measure.MemoryPeaks(device)
             times, compile_s, output = _time_backend(workload, batch, DTYPES[dtype], backend, args, device, peaks)
+        peak_mib, serving_mib = peaks.mib()
         row.update(median_ms=statistics.median(times), p90_ms=measure.percentile(times, 0.9), compile_s=compile_s,
-                   max_abs_error=(output - reference).abs().max().item(), note="; ".join(warnings))
+                   peak_mib=peak_mib, serving_mib=serving_mib, max_abs_error=(output - reference).abs().max().item(),
+                   note="; ".join(warnings))
     except Exception as error:  # a failing backend is a result of the benchmark, not the end of the run
         traceback.print_exc(file=sys.stderr)
         row["note"] = " ".join(f"{type(error).__name__}: {error}".split())[:NOTE_LENGTH]
     finally:
         torch._dynamo.reset()
         measure.free_memory(device)
-    if row["median_ms"] is not None:  # read once the row's memory is freed: see MemoryPeaks
-        row["peak_mib"], row["serving_mib"] = peaks.mib()
     return row
 
 

@@ -58,11 +58,8 @@ def timed_first_call(make, inputs, device):
 
 
 class MemoryPeaks:
-    """The peak CUDA memory allocated over its whole life and since its last `restart()` (the calls after a compile,
-    say), above its floor: the lower of what was allocated at its creation and what is allocated when it is read,
-    after the span's own memory was freed. Memory held from before and released during the span (an earlier
-    measurement's, freed late) would otherwise count against the span: a span could even come out negative.
-    None on the CPU."""
+    """The peak CUDA memory allocated above what was allocated at its creation, over its whole life and since its
+    last `restart()` (the calls after a compile, say); none on the CPU."""
 
     def __init__(self, device):
         self.device, self.base, self.earlier = device, None, None
@@ -79,20 +76,22 @@ class MemoryPeaks:
             torch.cuda.reset_peak_memory_stats(self.device)
 
     def mib(self):
-        """(whole span's peak, peak since the last restart) in MiB above the floor; (None, None) on the CPU. Read it
-        once the span's memory is freed."""
+        """(whole span's peak, peak since the last restart) in MiB above the start; (None, None) on the CPU."""
         if self.base is None:
             return None, None
         synchronize(self.device)
-        floor = min(self.base, torch.cuda.memory_allocated(self.device))
         recent = torch.cuda.max_memory_allocated(self.device)
-        return (max(self.earlier, recent) - floor) / 2**20, (recent - floor) / 2**20
+        return (max(self.earlier, recent) - self.base) / 2**20, (recent - self.base) / 2**20
 
 
 def free_memory(device):
-    """Collect garbage and give cached device memory back, so the next measurement starts clean."""
+    """Collect garbage, drop cuBLAS's workspaces and give cached device memory back, so the next measurement starts
+    clean. A cuBLAS workspace (32 MiB on an H100) is made for each stream that runs a matrix product and kept by the
+    process; reduce-overhead's CUDA graphs drop them all before they capture, so without this a row paid for the
+    workspaces of the rows before it, or came out lower by theirs."""
     gc.collect()
     if device.type == "cuda":
+        torch._C._cuda_clearCublasWorkspaces()
         torch.cuda.empty_cache()
 
 
