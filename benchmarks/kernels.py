@@ -13,7 +13,6 @@ down into their kernels too. Latency above the GPU's busy time is time the GPU w
 import argparse
 import collections
 import statistics
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -43,7 +42,7 @@ def main():
             inputs = inputs_for(workload, args.batch, device, torch.float16)
             function = model if backend == "eager" else backends.compile_for(model, backend, {})
             latency_ms = statistics.median(measure.latencies_ms(function, inputs, args.calls, 10, device))
-            host_ms = statistics.median(host_times_ms(function, inputs, args.calls))
+            host_ms = statistics.median(measure.host_times_ms(function, inputs, args.calls, device))
             kernels = profile_calls(function, inputs, args.calls)
         busy_ms = sum(total for total, _ in kernels.values())
         print(f"\n{workload.label}, batch {args.batch}, float16, {backend}: latency {latency_ms:.3f} ms, host "
@@ -53,17 +52,6 @@ def main():
             print(f"  {total:7.3f} ms  {100 * total / busy_ms:5.1f}%  x{count:<4.0f} {name[:NAME_LENGTH]}")
         del model, function
         measure.free_memory(device)
-
-
-def host_times_ms(function, inputs, calls):
-    """The host's ms to issue each of `calls` calls, the GPU drained before each one."""
-    times = []
-    for _ in range(calls):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        function(*inputs)
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
 
 
 def profile_calls(function, inputs, calls):

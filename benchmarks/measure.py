@@ -48,6 +48,18 @@ def latencies_ms(function, inputs, iterations, warmup, device):
     return [start.elapsed_time(end) for start, end in events]
 
 
+def host_times_ms(function, inputs, calls, device):
+    """The host's ms to issue each of `calls` calls of `function(*inputs)`, the device drained before each one (so
+    the call's kernels are launched, not run, unless it waits for them)."""
+    times = []
+    for _ in range(calls):
+        synchronize(device)
+        start = time.perf_counter()
+        function(*inputs)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
 def timed_first_call(make, inputs, device):
     """(callable, seconds): `make()` (e.g. torch.compile) and its first call, where compilation happens."""
     start = time.perf_counter()

@@ -4,7 +4,7 @@
     python benchmarks/overhead.py --device cpu --calls 1000
 
 Each row is the median host time of one call, in µs, over --calls calls after --warmup calls, under
-torch.no_grad(); on a GPU the device is synchronized after each call, outside the timed span, so a row
+torch.no_grad(); on a GPU the device is synchronized before each call, outside the timed span, so a row
 is what the call costs the host (checks, shapes, addresses, launches), not kernel time.
 
     relu: eager                torch.relu on a (1, 8) tensor
@@ -21,10 +21,10 @@ checks), printed for both modules: with 200 parameters it shows what grows with 
 
 import argparse
 import statistics
-import time
 
 import torch
 
+import measure
 import torch_trt
 
 SHAPE = (1, 8)
@@ -80,14 +80,7 @@ def median_us(function, x, args, device):
     """Median host time of `function(x)` in µs over args.calls calls after args.warmup calls."""
     for _ in range(args.warmup):
         function(x)
-    times = []
-    for _ in range(args.calls):
-        start = time.perf_counter()
-        function(x)
-        times.append((time.perf_counter() - start) * 1e6)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)  # outside the timed span: the next call starts on an idle device
-    return statistics.median(times)
+    return statistics.median(measure.host_times_ms(function, (x,), args.calls, device)) * 1e3
 
 
 def _engine_arguments(script):

@@ -48,8 +48,8 @@ def test_results_path_slugs_the_device_name():
 
 def test_a_pipe_in_the_note_does_not_split_the_markdown_cells():
     row = dict(label="BERT", batch=1, dtype="float16", backend="torch_trt", median_ms=None, p90_ms=None,
-               vs_eager=None, vs_best_inductor=None, compile_s=None, peak_mib=None, serving_mib=None, max_abs_error=None,
-               note="a | b")
+               vs_eager=None, vs_best_inductor=None, compile_s=None, peak_mib=None, serving_mib=None,
+               max_abs_error=None, note="a | b")
     assert report.markdown_row(row).count("|") == len(report.COLUMNS) + 1
 
 

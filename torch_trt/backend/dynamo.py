@@ -186,7 +186,7 @@ class CompiledGraph:
         here is lent the versioned baked tensors, whose every write __call__ sees, and the frozen graph's own
         constants (weights that freezing made, such as a batch norm folded into a convolution), which nothing but
         its engines will hold."""
-        lent = list(BakedArguments.of(self.signature.baked_positions, args).versioned_tensors)
+        lent = BakedArguments.of(self.signature.baked_positions, args).versioned_tensors
         key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)
         if hit is None:
@@ -196,7 +196,7 @@ class CompiledGraph:
             module = compile_frozen(frozen, specs, self.settings, device)
             if "torch_trt::execute_engine" not in str(module.graph):
                 return None
-            engine_manager.lend(module, lent + constants)
+            engine_manager.lend(module, (*lent, *constants))
             hit = (specs, module)
             engine_cache.store(key, *hit)
         return hit
