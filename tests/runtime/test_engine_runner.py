@@ -13,7 +13,7 @@ import torch_trt
 import torch_trt.targets.reference as trt
 from threads import run_in_threads
 from torch_trt.errors import EngineIOError
-from torch_trt.runtime import engine_manager
+from torch_trt.runtime import cuda_graphs, engine_manager
 from torch_trt.runtime.engine_manager import EngineRunner
 from torch_trt.targets.target_logger import target_logger
 
@@ -286,6 +286,43 @@ def test_capture_uses_only_the_side_stream():
     torch.cuda.synchronize()
     assert runner.context.streams == [runner.stream.cuda_stream] * 2  # warm-up and capture; the replay enqueues none
     torch.testing.assert_close(replayed, torch.relu(x))
+
+
+def _workspace_bytes(device):
+    """The bytes of the cuBLAS workspace a stream gets at its first matrix product."""
+    torch._C._cuda_clearCublasWorkspaces()
+    a = torch.randn(64, 64, device=device)
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    with torch.cuda.stream(torch.cuda.Stream(device)):
+        a @ a
+    torch.cuda.synchronize(device)
+    return torch.cuda.memory_allocated(device) - before - a.nbytes
+
+
+@CUDA
+def test_a_process_serving_captured_engines_holds_one_cublas_workspace(fresh_dynamo):
+    """Compiling runs cuBLAS on the caller's stream and the engines run on the side stream: the first capture where no
+    graph of ours is alive drops the caller's stream's workspace, so serving holds only the side stream's."""
+    gc.collect()
+    assert not list(cuda_graphs._CAPTURED), "a graph of an earlier test is alive: its workspace must not be dropped"
+    device = torch.device("cuda", torch.cuda.current_device())
+    workspace = _workspace_bytes(device)
+    weight = np.random.rand(64, 64).astype(np.float32)
+    data = _engine_bytes(lambda n, x: n.add_matrix_multiply(
+        x, trt.MatrixOperation.NONE, n.add_constant((64, 64), weight).get_output(0),
+        trt.MatrixOperation.NONE).get_output(0), (64, 64), "cuda")
+    runner = EngineRunner(data, "reference", device)
+    x = torch.randn(64, 64, device=device)
+    x @ x  # the workspace compiling leaves on the caller's stream
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    runner([x])  # warms up and captures
+    (replayed,) = runner([x])
+    torch.cuda.synchronize(device)
+    added = torch.cuda.memory_allocated(device) - before - replayed.nbytes
+    assert workspace >= 2 ** 20 and added < workspace / 2, f"{added} bytes added; a workspace is {workspace}"
+    torch.testing.assert_close(replayed, x @ torch.from_numpy(weight).to(device), atol=1e-2, rtol=1e-2)
 
 
 @CUDA

@@ -9,15 +9,25 @@ replay, and return copies of the outputs (the buffers are reused by the next rep
 enqueue capturably (TensorRT's enqueueV3 and the reference's generated program). An engine whose
 call cannot be captured (it synchronizes with the host) runs uncaptured from then on, and so does
 every shape past MAX_GRAPHS, so memory held by graphs stays bounded.
+
+cuBLAS workspaces: PyTorch keeps one per stream that ran a cuBLAS call (32 MiB on an H100), for the life of the
+process. Compiling runs the model on the caller's stream (tracing, constant folding), the engines then run on the side
+stream, so a process serving engines would hold two. The first capture on a device where no graph of ours is alive
+drops every workspace (as inductor's CUDA graph trees do before each capture), so the side stream's, made again by
+the warm-up and read by the graphs captured after it, is the one a serving process holds. Later captures must not
+drop it: it is the scratch memory of the graphs already captured.
 """
 
 import logging
+import weakref
 
 import torch
 
 logger = logging.getLogger(__name__)
 
 MAX_GRAPHS = 16  # captured input shapes per engine
+
+_CAPTURED = weakref.WeakSet()  # the GraphedCalls holding a graph (so one that is not collected yet counts as alive)
 
 
 class _Graph:
@@ -59,6 +69,8 @@ class GraphedCalls:
     def _capture(self, tensors):
         """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""
         inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
+        if not any(calls.device == self.device for calls in _CAPTURED):
+            torch._C._cuda_clearCublasWorkspaces()  # module docstring: no graph reads one yet
         self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         graph = torch.cuda.CUDAGraph()
         try:  # on the current (side) stream: each other stream would get a cuBLAS workspace of its own (32 MiB)
@@ -70,5 +82,6 @@ class GraphedCalls:
                         str(error).splitlines()[0])
             return None
         self.pool = graph.pool()
+        _CAPTURED.add(self)
         logger.debug("captured a CUDA graph for input shapes %s", [tuple(t.shape) for t in tensors])
         return _Graph(graph, inputs, outputs)

@@ -203,6 +203,43 @@ def test_inductor_freezes_the_weights_on_the_cpu_and_of_convolutional_programs_o
     assert seen == [frozen]
 
 
+def _grouped(network, x):
+    layer = network.add_convolution_nd(x, 2, (3, 3), np.ones((2, 1, 3, 3), np.float32))
+    layer.num_groups = 2
+    return layer.get_output(0)
+
+
+def _patches(network, x):
+    layer = network.add_convolution_nd(x, 2, (2, 2), np.ones((2, 2, 2, 2), np.float32))
+    layer.stride_nd = (2, 2)
+    return layer.get_output(0)
+
+
+def _kernel_layouts(program):
+    return [tuple(program.get_parameter(node.args[1]["kernel"].target).stride()) for node in program.graph.nodes
+            if reference_program._layer_type(node) == trt.LayerType.CONVOLUTION]
+
+
+@pytest.mark.parametrize("define, frozen, layouts", [
+    (_convolved, True, [(18, 1, 6, 2)]),
+    (_convolved_then_scaled, False, [(1,)]),
+    (_grouped, True, [(1,)]),
+    (_patches, True, [(1,)]),
+], ids=["plain", "not-frozen", "grouped", "patch-embedding"])
+def test_a_frozen_convolutional_program_holds_its_kernels_channels_last(monkeypatch, define, frozen, layouts):
+    """Inductor runs such a program's convolutions channels-last and would otherwise freeze a channels-last copy of
+    every kernel beside the program's own; grouped ones (which it may leave alone) and patch embeddings (a GEMM
+    over patches) keep their plan layout, as do the kernels of a program it does not freeze."""
+    monkeypatch.setattr(reference_program, "_inductor", lambda graph, inputs, patches: graph)
+    program = _engine(define, (1, 2, 16, 16))._module
+    x = torch.randn(1, 2, 16, 16)
+    expected = program(x)
+    run = reference_program.compile_program(program, 4, torch.device("cuda"), tf32=False)
+    assert reference_program._freezes(program, torch.device("cuda")) == frozen
+    assert _kernel_layouts(program) == layouts
+    torch.testing.assert_close(run(x), expected)
+
+
 def _reshaped_to_its_own_shape(network, x):
     shuffle = network.add_shuffle(x)
     shuffle.set_input(1, network.add_shape(x).get_output(0))  # a shape tensor whose values the reshape reads
