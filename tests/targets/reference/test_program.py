@@ -240,16 +240,17 @@ def test_a_frozen_convolutional_program_holds_its_kernels_channels_last(monkeypa
     torch.testing.assert_close(run(x), expected)
 
 
-@pytest.mark.parametrize("level, tunes_pointwise, autotunes", [(3, False, False), (4, True, False), (5, True, True)])
-def test_higher_levels_spend_build_time_autotuning(monkeypatch, level, tunes_pointwise, autotunes):
-    """As TensorRT's builder tries more tactics at higher levels: 4 benchmarks pointwise kernels' configs, 5 all
-    kernels (GEMMs and convolutions against cuBLAS's and cuDNN's); the default level 3 takes inductor's heuristics."""
+@pytest.mark.parametrize("level, benchmarks, autotunes", [(3, False, False), (4, True, False), (5, True, True)])
+def test_higher_levels_spend_build_time_autotuning(monkeypatch, level, benchmarks, autotunes):
+    """As TensorRT's builder tries more tactics at higher levels: 4 times pointwise kernels' configs and padded matrix
+    products, 5 all kernels (GEMMs and convolutions against cuBLAS's and cuDNN's); the default 3 takes heuristics."""
     seen = []
     monkeypatch.setattr(reference_program, "_inductor", lambda graph, inputs, patches: seen.append(patches) or graph)
     run = reference_program.compile_program(_engine(_convolved, (1, 2, 4, 4))._module, level, torch.device("cuda"),
                                             tf32=False)
     run(torch.randn(1, 2, 4, 4))
-    assert [(p["triton.autotune_pointwise"], p["max_autotune"]) for p in seen] == [(tunes_pointwise, autotunes)]
+    assert [(p["triton.autotune_pointwise"], p["shape_padding"], p["max_autotune"]) for p in seen] == \
+        [(benchmarks, benchmarks, autotunes)]
 
 
 def _reshaped_to_its_own_shape(network, x):

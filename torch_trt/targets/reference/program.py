@@ -13,8 +13,8 @@ reference does the same when an engine is loaded:
   its last reader, so weights live on the device once and intermediates die at last use;
 - code generation: at `builder_optimization_level` >= 2 (CUDA) or >= 4 (CPU, where generating
   C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
-  inductor, once per input shape; level 4 autotunes its pointwise kernels, level 5 all its kernels. Inductor
-  freezes the weights into constants where that pays (`_freezes`).
+  inductor, once per input shape; level 4 times candidate pointwise kernels and padded matrix products,
+  level 5 autotunes all its kernels. Inductor freezes the weights into constants where that pays (`_freezes`).
   Below that, the generated Python runs as it is. Inductor's FX graph cache keeps the generated code
   on disk, keyed by the traced graph and the weights' shapes (not their values), so a later load of an
   engine of the same structure, in this process or another, skips code generation. (On the CPU, inductor
@@ -40,7 +40,7 @@ from .layers.shape import ValuesNotTraced
 logger = logging.getLogger(__name__)
 
 CODEGEN_LEVEL = {"cuda": 2, "cpu": 4}  # the lowest builder_optimization_level that generates code, per device type
-POINTWISE_TUNING_LEVEL = 4  # and up: inductor benchmarks candidate configs of each generated pointwise kernel
+BENCHMARKING_LEVEL = 4  # and up: inductor times candidates while it builds (pointwise configs, padded GEMM shapes)
 AUTOTUNE_LEVEL = 5  # and up: it also benchmarks generated GEMM and convolution kernels against cuBLAS's and cuDNN's
 _CONVOLUTIONS = (LayerType.CONVOLUTION, LayerType.DECONVOLUTION)
 
@@ -94,11 +94,13 @@ def compile_program(program, optimization_level, device, tf32):
     float32 matrix products and convolutions in TF32 only when the engine was built with BuilderFlag.TF32."""
     if optimization_level < CODEGEN_LEVEL[device.type]:
         return _with_tf32(program, tf32)
-    # Below POINTWISE_TUNING_LEVEL, pointwise kernels take inductor's heuristic config: benchmarking candidates cost
-    # 1-3 s of an H100 engine's build and a 50 MiB transient (a buffer flushing the L2 cache between timings), and
-    # bought no measurable latency on ResNet-50, BERT-base or ViT-B/16 at batch 1 or 32 (README, Performance).
+    # Below BENCHMARKING_LEVEL, inductor takes its heuristics: a pointwise kernel its first config, a matrix product
+    # with a dim off the tensor cores' alignment its shape. Timing the candidates cost 1-3 s of an H100 engine's build
+    # and a 50 MiB transient (a buffer flushing the L2 cache between timings), and bought no measurable latency on
+    # ResNet-50, BERT-base or ViT-B/16 at batch 1 or 32 (README, Performance).
+    benchmarks = optimization_level >= BENCHMARKING_LEVEL
     patches = {"freezing": _freezes(program, device), "max_autotune": optimization_level >= AUTOTUNE_LEVEL,
-               "triton.autotune_pointwise": optimization_level >= POINTWISE_TUNING_LEVEL}
+               "triton.autotune_pointwise": benchmarks, "shape_padding": benchmarks}
     if patches["freezing"] and device.type == "cuda":
         _channels_last_kernels(program)
     logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d, %s)",
