@@ -242,7 +242,7 @@ def test_a_python_int_argument_is_baked_and_rebuilt_when_it_changes(builds):
         def forward(self, x, k: int):
             return torch.relu(self.fc(x)) * k
 
-    check_compiled(Scale().eval(), [(torch.randn(3, 4), k) for k in (3, 5, 5)], dynamic=True)
+    check_compiled(Scale().eval(), [(torch.randn(3, 4), k) for k in (3, 5, 5, 3)], dynamic=True)
     assert len(builds) == 2
 
 
@@ -356,6 +356,55 @@ def test_a_replaced_weight_rebuilds_the_engine(builds):
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
     assert len(builds) == 2
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """One entry per trace of an FX graph to TorchScript that the dynamo backend makes."""
+    from torch_trt.backend import dynamo
+
+    calls, trace_frozen = [], dynamo.trace_frozen
+    monkeypatch.setattr(dynamo, "trace_frozen", lambda *args, **kwargs: calls.append(1) or trace_frozen(*args, **kwargs))
+    return calls
+
+
+def test_two_instances_of_a_module_keep_their_own_engines(builds, traces, caplog):
+    """Dynamo gives both instances one graph whose weights are arguments: switching between them reuses each one's
+    engines instead of tracing again and warning of a changed weight."""
+    first, second = MLP().eval(), MLP().eval()
+    compiled_first, compiled_second = (torch.compile(m, backend="tensorrt", options=REFERENCE) for m in (first, second))
+    x = torch.randn(5, 4)
+    with torch.no_grad(), caplog.at_level(logging.WARNING, logger="torch_trt"):
+        for _ in range(3):
+            torch.testing.assert_close(compiled_first(x), first(x), rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(compiled_second(x), second(x), rtol=1e-4, atol=1e-4)
+    assert (len(builds), len(traces)) == (2, 2)
+    assert "rebuilding" not in caplog.text
+
+
+def test_a_written_weight_drops_its_instances_engines_only(builds):
+    first, second = MLP().eval(), MLP().eval()
+    compiled_first, compiled_second = (torch.compile(m, backend="tensorrt", options=REFERENCE) for m in (first, second))
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        compiled_first(x), compiled_second(x)
+        first.fc1.weight.mul_(-1)
+        for compiled, model in [(compiled_first, first), (compiled_second, second)] * 2:
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert len(builds) == 3
+
+
+def test_a_graph_keeps_the_engines_of_max_weight_sets(traces, monkeypatch):
+    from torch_trt.backend import dynamo
+
+    monkeypatch.setattr(dynamo, "MAX_WEIGHT_SETS", 2)
+    models = [MLP().eval() for _ in range(3)]
+    compiled = [torch.compile(m, backend="tensorrt", options=REFERENCE) for m in models]
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        for k in (0, 1, 2, 2, 1, 0):
+            torch.testing.assert_close(compiled[k](x), models[k](x), rtol=1e-4, atol=1e-4)
+    assert len(traces) == 4  # the first model's engine was evicted from its graph by the third's
 
 
 def _compiled_graphs(model, options):

@@ -11,8 +11,9 @@ import is needed. Dynamo calls `tensorrt_backend(gm, example_inputs, options={..
 
 The returned CompiledGraph runs the compiled module on each call's user tensors (a module that is
 one engine call runs that engine straight from Python, runtime/direct_call.py) and rebuilds
-when a baked value changed or a dynamic dim left its range. Since it checks its baked tensors
-before every call, it lends them to its engines (engine_manager.lend), which read them in place
+when a baked value changed or a dynamic dim left its range; it keeps the engines of a few sets of
+baked values, as dynamo gives every instance of a module class the same graph. Since it checks its
+baked tensors before every call, it lends them to its engines (engine_manager.lend), which read them in place
 of their own copies of equal weights: a model's weights stay on its device once. A graph that
 cannot be compiled runs in PyTorch with a warning naming the reason, unless
 pass_through_build_failures=True, which raises. Only refusals are caught (torch_trt's errors,
@@ -43,6 +44,7 @@ from .pipeline import compile_frozen
 logger = logging.getLogger(__name__)
 
 MAX_SHAPES = 16  # engines one graph may build when it needs one per input shape
+MAX_WEIGHT_SETS = 4  # sets of baked arguments (instances of one module class) whose engines a graph keeps
 REFUSALS = (TorchTRTError, UnsupportedGraph)  # why a graph runs in PyTorch; anything else is a bug and raises
 _VERSION = operator.attrgetter("_version")
 
@@ -105,14 +107,16 @@ class CompiledGraph:
     what happens when none does. A dynamic graph starts with ONE_ENGINE; it is traced again with each
     symbol changed, and a different graph means the trace depends on that size, so it goes PER_SHAPE
     (every dynamic dim pinned, up to MAX_SHAPES engines), as it does when its dynamic engine fails to
-    build. `baked`: the baked arguments as they were at the last build; when they change, the variants
-    are dropped. `min_one`: the symbols whose dims may go down to 1, known after the first dynamic trace.
+    build. `baked`: the baked arguments the variants were built for; `shelved`: the (baked, variants) of
+    other sets of baked arguments (other instances of the module), switched to when a call brings theirs.
+    `min_one`: the symbols whose dims may go down to 1, known after the first dynamic trace.
     """
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
         self.traceable = decompose(without_runtime_asserts(gm), example_args, settings)
         self.builds, self.variants, self.baked, self.min_one = Builds.ONE_ENGINE, [], None, None
+        self.shelved = []  # (BakedArguments, variants) of other weight sets, most recently used first
 
     def __call__(self, *args):
         variant = next((v for v in self.variants if v.accepts(args)), None)
@@ -120,14 +124,32 @@ class CompiledGraph:
         # while the engine's GPU work does instead of delaying it. Engines only read, so a stale call does no harm:
         # its outputs are dropped and the call runs again on a rebuilt engine.
         outputs = None if variant is None else self._run(variant.call, args)
-        if self.variants and self.baked.changed(args):
-            logger.warning("a weight or baked value of a compiled graph changed since its engine was built; rebuilding")
-            self.variants, variant = [], None
+        if self.baked is not None and self.baked.changed(args):
+            self._switch_baked(args)
+            variant = next((v for v in self.variants if v.accepts(args)), None)
+            outputs = None if variant is None else self._run(variant.call, args)
         if variant is not None:
             return outputs
         if self._rebuild(args):
             return self._run(self.variants[-1].call, args)
         return self.gm(*args)
+
+    def _switch_baked(self, args):
+        """Make current the variants built for the baked arguments of `args`, shelving the current ones: dynamo
+        gives every instance of a module class one graph, whose weights are its arguments, so a process serving two
+        instances alternates between their engines. Variants whose tensors were written since they were built are
+        dropped; MAX_WEIGHT_SETS are kept, the least recently used go first."""
+        if self.baked.written():
+            logger.warning("a weight of a compiled graph was written since its engine was built; rebuilding")
+        kept = [(baked, variants) for baked, variants in [(self.baked, self.variants), *self.shelved]
+                if variants and not baked.written()]
+        match = next((k for k, (baked, _) in enumerate(kept) if not baked.changed(args)), None)
+        fresh = (BakedArguments.of(self.signature.baked_positions, args), [])
+        self.baked, self.variants = kept.pop(match) if match is not None else fresh
+        self.shelved = kept[:MAX_WEIGHT_SETS - 1]
+        if match is None and self.shelved:
+            logger.info("a compiled graph was called with other weights or baked values (another instance of the "
+                        "module?): building engines for them too, up to %d sets", MAX_WEIGHT_SETS)
 
     def _run(self, call, args):
         return self.signature.pack(call(*[args[p] for p in self.signature.input_positions]), args)
@@ -264,12 +286,16 @@ class BakedArguments:
         return cls([(p, _scalar(args[p])) for p in positions if _scalar(args[p]) is not None], tensor_positions,
                    tensors, versioned, list(map(_VERSION, versioned)))
 
+    def written(self):
+        """Whether one of the tensors was written to since the build: these arguments can never come again."""
+        return list(map(_VERSION, self.versioned_tensors)) != self.versions
+
     def changed(self, args):
         """Whether a baked argument is another tensor, was written to, or is another number than at the build."""
         # Every call checks every weight (hundreds of them): loops in C, not Python generators.
         if not all(map(operator.is_, map(args.__getitem__, self.tensor_positions), self.tensors)):
             return True
-        if list(map(_VERSION, self.versioned_tensors)) != self.versions:  # the same tensors, as just checked
+        if self.written():  # the same tensors, as just checked
             return True
         for position, value in self.values:
             number = _scalar(args[position])
