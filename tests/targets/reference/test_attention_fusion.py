@@ -1,4 +1,6 @@
-"""The reference builder fuses unmasked attention into one scaled_dot_product_attention step (attention.py)."""
+"""The reference builder fuses attention, masked or not, into one scaled_dot_product_attention step (attention.py)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -33,9 +35,9 @@ def _engine(define, shapes=SHAPES, level=3):
     return engine, kernels
 
 
-def _run(engine, tensors):
+def _run(engine, tensors, names=SHAPES):
     context = engine.create_execution_context()
-    for name, tensor in zip(SHAPES, tensors):
+    for name, tensor in zip(names, tensors):
         context.set_input_shape(name, tuple(tensor.shape))
         context.set_tensor_address(name, tensor.data_ptr())
     out = torch.empty(tuple(context.get_tensor_shape("out")))
@@ -91,8 +93,41 @@ def _softmax_over_queries(network, q, k, v):
 
 
 def _masked(network, q, k, v):
+    """A constant added to the scores is a mask too."""
     scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
     masked = network.add_elementwise(scores, _scalar(network, -1.0), trt.ElementWiseOperation.SUM).get_output(0)
+    return network.add_matrix_multiply(_softmax(network, masked), NONE, v, NONE).get_output(0)
+
+
+def _safe_softmax(network, scores):
+    """SDPA's converter with a mask: zeros for a row whose scores are all -inf."""
+    peak = network.add_reduce(scores, trt.ReduceOperation.MAX, 1 << 3, True).get_output(0)
+    masked_row = network.add_elementwise(peak, _scalar(network, -math.inf), trt.ElementWiseOperation.EQUAL)
+    return network.add_select(masked_row.get_output(0), _scalar(network, 0.0), _softmax(network, scores)).get_output(0)
+
+
+def _float_mask_safe_softmax(network, q, k, v, m):
+    """SDPA's converter with a float mask: the query scaled, the mask added, a safe softmax."""
+    scaled = network.add_elementwise(q, _scalar(network, 0.3), trt.ElementWiseOperation.PROD).get_output(0)
+    scores = network.add_matrix_multiply(scaled, NONE, k, TRANSPOSE).get_output(0)
+    masked = network.add_elementwise(m, scores, trt.ElementWiseOperation.SUM).get_output(0)
+    return network.add_matrix_multiply(_safe_softmax(network, masked), NONE, v, NONE).get_output(0)
+
+
+def _bool_mask_safe_softmax(network, q, k, v, m):
+    """SDPA's converter with a bool mask (here m > 0): scores kept where it is True, -inf elsewhere."""
+    kept = network.add_elementwise(m, _scalar(network, 0.0), trt.ElementWiseOperation.GREATER).get_output(0)
+    scaled = network.add_elementwise(q, _scalar(network, 0.3), trt.ElementWiseOperation.PROD).get_output(0)
+    scores = network.add_matrix_multiply(scaled, NONE, k, TRANSPOSE).get_output(0)
+    masked = network.add_select(kept, scores, _scalar(network, -math.inf)).get_output(0)
+    return network.add_matrix_multiply(_safe_softmax(network, masked), NONE, v, NONE).get_output(0)
+
+
+def _float_mask_plain_softmax(network, q, k, v, m):
+    """HuggingFace's eager attention: the scores divided, the mask added, a plain softmax."""
+    scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
+    divided = network.add_elementwise(scores, _scalar(network, 2.0), trt.ElementWiseOperation.DIV).get_output(0)
+    masked = network.add_elementwise(divided, m, trt.ElementWiseOperation.SUM).get_output(0)
     return network.add_matrix_multiply(_softmax(network, masked), NONE, v, NONE).get_output(0)
 
 
@@ -128,11 +163,80 @@ def test_softmax_over_another_dim_runs_layer_by_layer():
     torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, dim=2))
 
 
-def test_masked_scores_are_not_fused():
+def test_a_constant_mask_is_fused():
     engine, kernels = _engine(_masked)
-    assert "_FusedAttention" not in kernels, kernels
+    assert kernels == ["_FusedAttention"], kernels
     q, k, v = _inputs()
     torch.testing.assert_close(_run(engine, [q, k, v]), torch.softmax(q @ k.transpose(-1, -2) - 1, -1) @ v)
+
+
+def test_a_constant_mask_hiding_a_row_gives_nan_there_after_a_plain_softmax():
+    hidden = np.zeros((1, 1, 5, 6), dtype=np.float32)
+    hidden[..., 2, :] = -np.inf
+
+    def define(network, q, k, v):
+        scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
+        mask = network.add_constant(hidden.shape, trt.Weights(hidden)).get_output(0)
+        masked = network.add_elementwise(scores, mask, trt.ElementWiseOperation.SUM).get_output(0)
+        return network.add_matrix_multiply(_softmax(network, masked), NONE, v, NONE).get_output(0)
+
+    engine, kernels = _engine(define)
+    assert kernels == ["_FusedAttention"], kernels
+    q, k, v = _inputs()
+    out = _run(engine, [q, k, v])
+    assert out[:, :, 2].isnan().all()
+    torch.testing.assert_close(out, torch.softmax(q @ k.transpose(-1, -2) + torch.from_numpy(hidden), -1) @ v,
+                               equal_nan=True)
+
+
+MASKED_SHAPES = {**SHAPES, "m": (2, 1, 5, 6)}
+
+
+def _mask_and_expected(define, q, k, v):
+    """A mask hiding some keys of every query and all keys of the first query of batch 0 (as a float mask: 0 or
+    -inf; as a bool mask through m > 0: 1 or -1), and what eager computes with it."""
+    keep = torch.rand(2, 1, 5, 6, generator=torch.Generator().manual_seed(1)) > 0.3
+    keep[0, 0, 0] = False
+    keep[..., 1:, 0] = True
+    if define is _bool_mask_safe_softmax:
+        return torch.where(keep, 1.0, -1.0), torch.nn.functional.scaled_dot_product_attention(q, k, v, keep, scale=0.3)
+    mask = torch.zeros(keep.shape).masked_fill(~keep, -math.inf)
+    if define is _float_mask_safe_softmax:
+        return mask, torch.nn.functional.scaled_dot_product_attention(q, k, v, mask, scale=0.3)
+    return mask, torch.softmax(q @ k.transpose(-1, -2) / 2 + mask, -1) @ v
+
+
+@pytest.mark.parametrize("define", [_float_mask_safe_softmax, _bool_mask_safe_softmax, _float_mask_plain_softmax],
+                         ids=["float_safe", "bool_safe", "float_plain"])
+def test_masked_attention_is_one_fused_step_and_a_fully_masked_row_gives_what_the_layers_give(define):
+    """A safe softmax gives zeros for a query that sees no key (as eager SDPA does), a plain softmax NaN."""
+    engine, kernels = _engine(define, MASKED_SHAPES)
+    assert kernels == ["IElementWiseLayer"] * (define is _bool_mask_safe_softmax) + ["_FusedAttention"], kernels
+    q, k, v = _inputs(SHAPES)
+    mask, expected = _mask_and_expected(define, q, k, v)
+    out = _run(engine, [q, k, v, mask], MASKED_SHAPES)
+    if define is _float_mask_plain_softmax:
+        assert out[0, :, 0].isnan().all() and not out[1].isnan().any() and not out[:, :, 1:].isnan().any()
+    else:
+        assert (out[0, :, 0] == 0).all()
+    torch.testing.assert_close(out, expected, equal_nan=True)
+
+
+def test_masked_scores_read_elsewhere_are_not_fused():
+    def define(network, q, k, v, m):
+        scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)
+        masked = network.add_elementwise(scores, m, trt.ElementWiseOperation.SUM).get_output(0)
+        attention = network.add_matrix_multiply(_softmax(network, masked), NONE, v, NONE).get_output(0)
+        reduced = network.add_reduce(masked, trt.ReduceOperation.SUM, 1 << 3, True).get_output(0)
+        return network.add_elementwise(attention, reduced, trt.ElementWiseOperation.SUM).get_output(0)
+
+    engine, kernels = _engine(define, MASKED_SHAPES)
+    assert "_FusedAttention" not in kernels, kernels
+    q, k, v = _inputs(SHAPES)
+    m = torch.randn(MASKED_SHAPES["m"])
+    scores = q @ k.transpose(-1, -2) + m
+    torch.testing.assert_close(_run(engine, [q, k, v, m], MASKED_SHAPES),
+                               torch.softmax(scores, -1) @ v + scores.sum(-1, keepdim=True))
 
 
 def test_a_fused_step_whose_shapes_do_not_fit_runs_its_layers_with_their_constants_in_generated_code():

@@ -6,7 +6,7 @@ reference does the same when an engine is loaded:
 - constant folding: every layer whose inputs are all constants is computed once, on the
   engine's device, and its outputs become constants of the program;
 - dead layers (whose outputs reach no engine output) are dropped;
-- attention (matrix multiply, scale, softmax, matrix multiply) becomes one fused kernel (attention.py);
+- attention (matrix multiply, scale, mask, softmax, matrix multiply) becomes one fused kernel (attention.py);
 - a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
