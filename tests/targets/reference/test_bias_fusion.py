@@ -93,3 +93,20 @@ def test_a_product_with_a_transposed_weight_plus_its_bias_is_one_addmm_reading_t
     (matrix,) = [p for p in program.parameters() if p.dim() == 2 and p.shape != ROW_BIAS.shape]
     assert matrix.shape == (3, 4) and matrix.mT.is_contiguous()  # a view of the (4, 3) constant
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
+
+
+def test_a_product_of_a_transposed_input_multiplies_its_rows_in_memory_order_without_copying_them():
+    """nn.MultiheadAttention reads a (B, T, E) batch as (T, B, E) before its projection: the rows are not copied to
+    row-major order first, and the product comes out transposed back."""
+    def define(network, x):
+        transpose = network.add_shuffle(x)
+        transpose.first_transpose = (1, 0, 2)
+        product = network.add_matrix_multiply(transpose.get_output(0), NONE, _constant(network, WEIGHT[None]), NONE)
+        return network.add_elementwise(product.get_output(0), _constant(network, ROW_BIAS[None]),
+                                       trt.ElementWiseOperation.SUM).get_output(0)
+
+    program = host_engine(define, shape=(4, 5, 3))[1]._module
+    x = torch.randn(4, 5, 3)
+    ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
+    assert ops.count("aten.addmm.default") == 1 and "aten.clone.default" not in ops, ops
+    torch.testing.assert_close(program(x)[0], x.transpose(0, 1) @ WEIGHT + ROW_BIAS)

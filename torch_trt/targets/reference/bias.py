@@ -81,4 +81,19 @@ class _FusedBias:
         x, matrix, row = inputs
         if x.dim() == 2:
             return torch.addmm(row, x, matrix)
-        return torch.addmm(row, x.reshape(-1, matrix.shape[0]), matrix).reshape(*x.shape[:-1], matrix.shape[1])
+        # x may be a transpose of its leading dims (nn.MultiheadAttention's (B, T, E) read as (T, B, E)): its rows are
+        # multiplied in memory order, and the product transposed back, rather than x copied to row-major order first
+        order = _memory_order(x)
+        rows = x.permute(order)
+        product = torch.addmm(row, rows.reshape(-1, matrix.shape[0]), matrix)
+        return product.reshape(*rows.shape[:-1], matrix.shape[1]).permute(_inverse(order))
+
+
+def _memory_order(x):
+    """x's leading dims from the largest stride to the smallest, then its last dim."""
+    leading = sorted(range(x.dim() - 1), key=lambda dim: -x.stride(dim))
+    return [*leading, x.dim() - 1]
+
+
+def _inverse(order):
+    return sorted(range(len(order)), key=order.__getitem__)

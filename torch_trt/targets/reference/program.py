@@ -8,6 +8,7 @@ reference does the same when an engine is loaded:
 - dead layers (whose outputs reach no engine output) are dropped;
 - attention (matrix multiply, scale, mask, softmax, matrix multiply) becomes one fused kernel (attention.py);
 - a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py);
+- a chain of shuffles becomes one split, permute and merge: a view wherever the chain is one (shuffles.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
   its last reader, so weights live on the device once and intermediates die at last use;
@@ -36,6 +37,7 @@ from .attention import fuse_attention
 from .bias import fuse_bias
 from .enums import LayerType
 from .layers.shape import ValuesNotTraced
+from .shuffles import collapse_shuffles
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +67,7 @@ def build_program(layers, records, weights, input_names, output_names, device):
         else:
             steps.append((layer, record, layer_weights))
     steps = fuse_bias(fuse_attention(steps, folded, output_names), folded, output_names)
+    steps = collapse_shuffles(steps, output_names)
     root, graph = torch.nn.Module(), torch.fx.Graph()
     values = {name: graph.placeholder(name) for name in input_names}
 
