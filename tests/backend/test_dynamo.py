@@ -331,6 +331,21 @@ def test_weights_changed_after_compiling_rebuild_the_engine(builds):
     assert len(builds) == 2
 
 
+def test_the_engine_cache_forgets_engines_whose_weights_were_written_since(builds, fresh_dynamo):
+    """A model evaluated between updates of its weights would otherwise keep every engine it ever had."""
+    from torch_trt.backend import engine_cache
+
+    model = MLP().eval()
+    compiled = torch.compile(model, backend="tensorrt", options=REFERENCE)
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+            model.fc1.weight.mul_(1.5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert (len(builds), len(engine_cache._entries)) == (4, 1)
+
+
 def test_the_weights_are_checked_after_the_engine_is_called(monkeypatch):
     """Checking hundreds of weights runs while the engine's GPU work does, instead of delaying its start."""
     from torch_trt.backend import dynamo

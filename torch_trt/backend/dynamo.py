@@ -220,7 +220,7 @@ class CompiledGraph:
                 return None
             engine_manager.lend(module, (*lent, *constants))
             hit = (specs, module)
-            engine_cache.store(key, *hit)
+            engine_cache.store(key, *hit, lent)
         return hit
 
     def _rebuild(self, args):

@@ -7,15 +7,19 @@ not see writes to the first model's tensors. Those tensors' bytes are not hashed
 change with every write. Under one key sit the modules built for different input
 ranges; a lookup returns one whose ranges contain the requested ones, so a graph that dynamo
 specialized to a static shape reuses the engine of its dynamic twin when their traces match.
-`clear()` empties it (torch._dynamo.reset() calls it through the backend's `reset`).
+Entries whose lent tensors were written since are dropped at the next store: a model whose weights are
+updated between evaluations does not pile up engines. `clear()` empties it (torch._dynamo.reset() calls it
+through the backend's `reset`).
 """
 
 import hashlib
+import weakref
 
 from .fx_to_script import canonical_text, constants_digest
 
 _NOT_IN_KEY = {"debug", "pass_through_build_failures", "dynamic_shape_max"}
 _entries = {}  # key -> list of (input specs, compiled ScriptModule)
+_lent = {}  # key -> (weak references to the tensors lent to its engines, their versions at the build)
 
 
 def cache_key(graph, settings, device, lent):
@@ -35,13 +39,24 @@ def lookup(key, specs):
     return None
 
 
-def store(key, specs, module):
+def store(key, specs, module, lent):
+    """Keep `module`, built for `specs` with `lent` lent to its engines, under `key`; forget the modules whose lent
+    tensors were written since their build: their keys, which hold the versions, cannot come again."""
+    for stale in [k for k, (tensors, versions) in _lent.items() if _versions(tensors) != versions]:
+        del _entries[stale], _lent[stale]
     _entries.setdefault(key, []).append((specs, module))
+    _lent[key] = ([weakref.ref(t) for t in lent], [t._version for t in lent])
 
 
 def clear():
     """Forget every compiled module."""
     _entries.clear()
+    _lent.clear()
+
+
+def _versions(references):
+    """The versions of the tensors behind weak `references` (None for one that is gone)."""
+    return [getattr(reference(), "_version", None) for reference in references]
 
 
 def _contains(outer, inner):
