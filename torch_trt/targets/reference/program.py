@@ -152,8 +152,8 @@ def _channels_last_kernels(program):
         return
     laid_out = {}  # (address, size) -> a kernel's channels-last copy, shared by the layers that share the kernel
     for node, layer in zip(convolutions, layers):
-        if list(layer.stride_nd) == list(layer.kernel_size_nd) != [1, 1]:
-            continue  # may run as a GEMM over its patches (convolution.py), reading the kernel as a matrix
+        if layer._runs_as_patch_product(4, layer.num_groups):
+            continue  # reads its kernel as a matrix
         name = node.args[1]["kernel"].target
         kernel = program.get_parameter(name).detach()
         key = (kernel.data_ptr(), kernel.numel())

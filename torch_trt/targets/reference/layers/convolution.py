@@ -137,11 +137,16 @@ class IConvolutionLayer(_Convolution, ILayer):
                                              self.pre_padding, self.post_padding)
         padded = F.pad(x, torch_pads(pre, [a + e for a, e in zip(post, overhang)]))
         kernel, groups = self._kernel(x, weights)
-        if x.dim() == 4 and groups == 1 and stride == list(self.kernel_size_nd) != [1, 1] and \
-                set(self.dilation_nd) == {1}:
+        if self._runs_as_patch_product(x.dim(), groups):
             return _patch_product(padded, kernel, weights.get("bias"))
         conv = F.conv2d if x.dim() == 4 else F.conv3d
         return conv(padded, kernel, weights.get("bias"), stride, 0, list(self.dilation_nd), groups)
+
+    def _runs_as_patch_product(self, rank, groups):
+        """Whether this convolution runs as a GEMM over its patches (_patch_product): 2-D, ungrouped, undilated,
+        with windows that tile the input (stride = kernel size, not 1)."""
+        return rank == 4 and groups == 1 and list(self.stride_nd) == list(self.kernel_size_nd) != [1, 1] and \
+            set(self.dilation_nd) == {1}
 
 
 def _patch_product(x, kernel, bias):
