@@ -247,3 +247,13 @@ def test_a_fused_step_whose_shapes_do_not_fit_runs_its_layers_with_their_constan
     assert kernels == ["_FusedAttention"], kernels
     q, k, v = _inputs(shapes)
     torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=0.3))
+
+
+def test_a_masked_step_whose_shapes_do_not_fit_runs_its_layers_mask_included():
+    """Keys and values shared by all heads do not fit scaled_dot_product_attention's batch dims."""
+    shapes = {**MASKED_SHAPES, "k": (2, 1, 6, 8), "v": (2, 1, 6, 8)}
+    engine, kernels = _engine(_float_mask_safe_softmax, shapes)
+    assert kernels == ["_FusedAttention"], kernels
+    q, k, v, m = _inputs(shapes)
+    expected = torch.softmax((q * 0.3) @ k.transpose(-1, -2) + m, -1) @ v
+    torch.testing.assert_close(_run(engine, [q, k, v, m], shapes), expected)
