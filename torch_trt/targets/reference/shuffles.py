@@ -58,16 +58,21 @@ class _ShuffleChain:
 
     def __init__(self, layers):
         self.layers = layers
+        self.views = {}  # input shape -> (split shape, permutation, output shape), or None: the shuffles one by one
 
     def _compute(self, inputs, weights):
         (tensor,) = inputs
-        factors = _Factors.of_chain(tuple(tensor.shape), self.layers)
-        if factors is None:
+        shape = tuple(tensor.shape)
+        if shape not in self.views:  # a program run without code generation works the factors out once per shape
+            factors = _Factors.of_chain(shape, self.layers)
+            self.views[shape] = None if factors is None else factors.view()
+        view = self.views[shape]
+        if view is None:
             for layer in self.layers:
                 tensor = layer._compute([tensor], {})
             return tensor
-        view_shape, order, shape = factors.view()
-        return tensor.reshape(view_shape).permute(order).reshape(shape)
+        split, order, merged = view
+        return tensor.reshape(split).permute(order).reshape(merged)
 
 
 class _Factors:
