@@ -215,6 +215,12 @@ def _patches(network, x):
     return layer.get_output(0)
 
 
+def _dilated_patches(network, x):
+    layer = network.add_convolution_nd(x, 2, (2, 2), np.ones((2, 2, 2, 2), np.float32))
+    layer.stride_nd = layer.dilation_nd = (2, 2)
+    return layer.get_output(0)
+
+
 def _kernel_layouts(program):
     return [tuple(program.get_parameter(node.args[1]["kernel"].target).stride()) for node in program.graph.nodes
             if reference_program._layer_type(node) == trt.LayerType.CONVOLUTION]
@@ -225,11 +231,12 @@ def _kernel_layouts(program):
     (_convolved_then_scaled, False, [(1,)]),
     (_grouped, True, [(1,)]),
     (_patches, True, [(1,)]),
-], ids=["plain", "not-frozen", "grouped", "patch-embedding"])
+    (_dilated_patches, True, [(8, 1, 4, 2)]),
+], ids=["plain", "not-frozen", "grouped", "patch-embedding", "dilated-windows-as-wide-as-the-stride"])
 def test_a_frozen_convolutional_program_holds_its_kernels_channels_last(monkeypatch, define, frozen, layouts):
     """Inductor runs such a program's convolutions channels-last and would otherwise freeze a channels-last copy of
     every kernel beside the program's own; grouped ones (which it may leave alone) and patch embeddings (a GEMM
-    over patches) keep their plan layout, as do the kernels of a program it does not freeze."""
+    over patches; a dilated window is no patch) keep their plan layout, as do the kernels of a program it does not freeze."""
     monkeypatch.setattr(reference_program, "_inductor", lambda graph, inputs, patches: graph)
     program = _engine(define, (1, 2, 16, 16))._module
     x = torch.randn(1, 2, 16, 16)
