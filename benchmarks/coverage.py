@@ -26,7 +26,7 @@ from collections import Counter
 import torch
 
 import torch_trt
-from torch_trt.backend.dynamo import tensorrt_backend
+from torch_trt.backend.dynamo import CompiledGraph, tensorrt_backend
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "models"))
 import zoo  # noqa: E402  (the HF model builders the tests use)
@@ -81,7 +81,8 @@ def dynamo_engine_calls(model, inputs):
 
     def backend(gm, example_inputs):
         compiled = tensorrt_backend(gm, example_inputs, options=DYNAMO_OPTIONS)
-        modules = [variant.module for variant in getattr(compiled, "variants", [])]
+        variants = compiled.current.variants if isinstance(compiled, CompiledGraph) else []  # else it runs in PyTorch
+        modules = [variant.module for variant in variants]
         per_graph.append(sum(str(m.graph).count("torch_trt::execute_engine") for m in modules))
         return compiled
 

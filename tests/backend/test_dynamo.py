@@ -356,8 +356,9 @@ def test_the_weights_are_checked_after_the_engine_is_called(monkeypatch):
     with torch.no_grad():
         compiled(x)
         events = []
-        (variant,) = graphs[-1].variants
-        graphs[-1].variants = [variant._replace(call=lambda *inputs: events.append("engine") or variant.call(*inputs))]
+        (variant,) = graphs[-1].current.variants
+        engine_call = variant._replace(call=lambda *inputs: events.append("engine") or variant.call(*inputs))
+        graphs[-1].current = graphs[-1].current._replace(variants=[engine_call])
         monkeypatch.setattr(dynamo.BakedArguments, "changed", lambda self, args: events.append("check") or False)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
     assert events == ["engine", "check"]
@@ -395,6 +396,34 @@ def test_two_instances_of_a_module_keep_their_own_engines(builds, traces, caplog
             torch.testing.assert_close(compiled_second(x), second(x), rtol=1e-4, atol=1e-4)
     assert (len(builds), len(traces)) == (2, 2)
     assert "rebuilding" not in caplog.text
+
+
+def test_a_call_checks_its_arguments_against_the_set_whose_engine_it_ran():
+    """Another thread may switch the graph to another instance's engines while a call runs: the call must not check
+    its weights against that set after running the engine of the set it read."""
+    from torch_trt.backend.dynamo import tensorrt_backend
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(tensorrt_backend(gm, example_inputs, options=REFERENCE))
+        return graphs[-1]
+
+    first, second = MLP().eval(), MLP().eval()
+    compiled_first, compiled_second = (torch.compile(m, backend=backend) for m in (first, second))
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        compiled_first(x), compiled_second(x), compiled_first(x)
+        (graph,) = graphs
+        first_set, (second_set,) = graph.current, graph.shelved
+        (variant,) = first_set.variants
+
+        def switching_call(*inputs):  # what a thread serving `second` does meanwhile
+            graph.current = second_set
+            return variant.call(*inputs)
+
+        graph.current = first_set._replace(variants=[variant._replace(call=switching_call)])
+        torch.testing.assert_close(compiled_second(x), second(x), rtol=1e-4, atol=1e-4)
 
 
 def test_a_written_weight_drops_its_instances_engines_only(builds):
@@ -443,7 +472,7 @@ def test_only_a_graph_that_is_one_engine_call_skips_the_torchscript_interpreter(
     with torch.no_grad():
         for x, in batches(4, 6):
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
-    (variant,) = graphs[-1].variants
+    (variant,) = graphs[-1].current.variants
     assert (variant.call is not variant.module) == direct
 
 
@@ -465,7 +494,7 @@ def test_a_dynamic_engine_that_fails_to_build_gives_one_engine_per_shape(builds,
         for x, in batches(4, 9, 4):
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
     assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4)]
-    assert graphs[-1].builds is dynamo.Builds.PER_SHAPE and len(graphs[-1].variants) == 2
+    assert graphs[-1].builds is dynamo.Builds.PER_SHAPE and len(graphs[-1].current.variants) == 2
     assert "could not build a dynamic-shape engine" in caplog.text and "no dynamic engine here" in caplog.text
 
 
@@ -479,6 +508,6 @@ def test_past_max_shapes_new_shapes_run_in_pytorch_and_built_ones_keep_their_eng
         for x, in batches(4, 9, 5, 6, 7, 5, 9):  # dynamo's first graph is static (batch 4), its second dynamic
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
     assert [specs[0].max_shape for specs, _ in builds] == [(4, 4), (9, 4), (5, 4)]
-    assert graphs[-1].builds is dynamo.Builds.STOPPED and len(graphs[-1].variants) == 2
+    assert graphs[-1].builds is dynamo.Builds.STOPPED and len(graphs[-1].current.variants) == 2
     assert caplog.text.count("could not rebuild a graph for new inputs") == 1
     assert "the graph already has engines for 2 input shapes" in caplog.text

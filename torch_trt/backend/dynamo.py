@@ -73,7 +73,7 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
         logger.warning("torch_trt could not compile a graph of %d nodes; it runs in PyTorch. Reason: %s",
                        len(gm.graph.nodes), _reason(error))
         return gm.forward
-    return compiled if compiled.variants else gm.forward
+    return compiled if compiled.current.variants else gm.forward
 
 
 tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
@@ -100,64 +100,73 @@ class Variant(NamedTuple):
         return all(low <= args[p].shape[d] <= high for p, d, low, high in self.ranges)
 
 
+class EngineSet(NamedTuple):
+    """The variants built for one set of baked arguments (one instance of the module) and those arguments: read
+    together, so that a call never checks its arguments against one set and runs another's engine."""
+
+    baked: "BakedArguments | None"
+    variants: list
+
+
 class CompiledGraph:
     """What dynamo calls: the compiled module on the user tensors, rebuilt when its assumptions break.
 
-    variants: the Variants built, the first that accepts a call runs it; `builds` (a Builds) says
+    current: an EngineSet, whose first variant that accepts a call runs it; `builds` (a Builds) says
     what happens when none does. A dynamic graph starts with ONE_ENGINE; it is traced again with each
     symbol changed, and a different graph means the trace depends on that size, so it goes PER_SHAPE
     (every dynamic dim pinned, up to MAX_SHAPES engines), as it does when its dynamic engine fails to
-    build. `baked`: the baked arguments the variants were built for; `shelved`: the (baked, variants) of
-    other sets of baked arguments (other instances of the module), switched to when a call brings theirs.
-    `min_one`: the symbols whose dims may go down to 1, known after the first dynamic trace.
+    build. `shelved`: the EngineSets of other sets of baked arguments (other instances of the module),
+    switched to when a call brings theirs. `min_one`: the symbols whose dims may go down to 1, known after
+    the first dynamic trace.
     """
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
         self.traceable = decompose(without_runtime_asserts(gm), example_args, settings)
-        self.builds, self.variants, self.baked, self.min_one = Builds.ONE_ENGINE, [], None, None
-        self.shelved = []  # (BakedArguments, variants) of other weight sets, most recently used first
+        self.builds, self.current, self.min_one = Builds.ONE_ENGINE, EngineSet(None, []), None
+        self.shelved = []  # most recently used first
 
     def __call__(self, *args):
-        variant = next((v for v in self.variants if v.accepts(args)), None)
+        current = self.current  # one read: another thread may switch sets while this call runs
+        variant = next((v for v in current.variants if v.accepts(args)), None)
         # The engine is called before the baked arguments are checked, so that the check (hundreds of weights) runs
         # while the engine's GPU work does instead of delaying it. Engines only read, so a stale call does no harm:
         # its outputs are dropped and the call runs again on a rebuilt engine.
         outputs = None if variant is None else self._run(variant.call, args)
-        if self.baked is not None and self.baked.changed(args):
-            self._switch_baked(args)
-            variant = next((v for v in self.variants if v.accepts(args)), None)
+        if current.baked is not None and current.baked.changed(args):
+            current = self._switch_baked(current, args)
+            variant = next((v for v in current.variants if v.accepts(args)), None)
             outputs = None if variant is None else self._run(variant.call, args)
         if variant is not None:
             return outputs
-        if self._rebuild(args):
-            return self._run(self.variants[-1].call, args)
-        return self.gm(*args)
+        variant = self._rebuild(args)
+        return self.gm(*args) if variant is None else self._run(variant.call, args)
 
-    def _switch_baked(self, args):
-        """Make current the variants built for the baked arguments of `args`, shelving the current ones: dynamo
-        gives every instance of a module class one graph, whose weights are its arguments, so a process serving two
-        instances alternates between their engines. Variants whose tensors were written since they were built are
-        dropped; MAX_WEIGHT_SETS are kept, the least recently used go first."""
-        if self.baked.written():
+    def _switch_baked(self, current, args):
+        """Make current, and return, the EngineSet built for the baked arguments of `args`, shelving `current`:
+        dynamo gives every instance of a module class one graph, whose weights are its arguments, so a process
+        serving two instances alternates between their engines. Sets whose tensors were written since they were
+        built are dropped; MAX_WEIGHT_SETS are kept, the least recently used go first."""
+        if current.baked.written():
             logger.warning("a weight of a compiled graph was written since its engine was built; rebuilding")
-        kept = [(baked, variants) for baked, variants in [(self.baked, self.variants), *self.shelved]
-                if variants and not baked.written()]
-        match = next((k for k, (baked, _) in enumerate(kept) if not baked.changed(args)), None)
-        fresh = (BakedArguments.of(self.signature.baked_positions, args), [])
-        self.baked, self.variants = kept.pop(match) if match is not None else fresh
+        kept = [engines for engines in [current, *self.shelved] if engines.variants and not engines.baked.written()]
+        match = next((k for k, engines in enumerate(kept) if not engines.baked.changed(args)), None)
+        fresh = EngineSet(BakedArguments.of(self.signature.baked_positions, args), [])
+        self.current = kept.pop(match) if match is not None else fresh
         self.shelved = kept[:MAX_WEIGHT_SETS - 1]
         if match is None and self.shelved:
             logger.info("a compiled graph was called with other weights or baked values (another instance of the "
                         "module?): building engines for them too, up to %d sets", MAX_WEIGHT_SETS)
+        return self.current
 
     def _run(self, call, args):
         return self.signature.pack(call(*[args[p] for p in self.signature.input_positions]), args)
 
     def build(self, args):
-        """Trace, check and compile the graph for these argument values; True when an engine came out."""
+        """Trace, check and compile the graph for these argument values; the Variant built, or None when no engine
+        came out."""
         tensors = [args[p] for p in self.signature.input_positions]
-        if self.builds is Builds.PER_SHAPE and len(self.variants) >= MAX_SHAPES:
+        if self.builds is Builds.PER_SHAPE and len(self.current.variants) >= MAX_SHAPES:
             raise UnsupportedGraph(f"the graph already has engines for {MAX_SHAPES} input shapes")
         device = self.settings.resolved_device(tensors[0].device)
         if any(t.device.type != device.type for t in tensors):
@@ -167,7 +176,7 @@ class CompiledGraph:
                 return self._keep(self._compile_one_engine(args, tensors, device), args)
             except _NeedsPerShape as why:
                 logger.warning("%s", why)
-                self.builds, self.variants = Builds.PER_SHAPE, []
+                self.builds, self.current = Builds.PER_SHAPE, self.current._replace(variants=[])
         specs = input_specs(self.signature, tensors, self.settings, static=True)
         frozen = trace_frozen(self.traceable, self.signature, args, static_sizes=True)
         return self._keep(self._compile(frozen, specs, device, args), args)
@@ -175,7 +184,7 @@ class CompiledGraph:
     def _compile_one_engine(self, args, tensors, device):
         """(specs, module) of one engine whose dynamic dims' ranges include this call's and the last engine's."""
         signature, settings = self.signature, self.settings
-        previous = self.variants[-1].specs if self.variants else None
+        previous = self.current.variants[-1].specs if self.current.variants else None
         specs = input_specs(signature, tensors, settings, previous=previous)
         frozen = trace_frozen(self.traceable, signature, args, static_sizes=False)
         if not signature.is_dynamic:
@@ -193,15 +202,16 @@ class CompiledGraph:
                                  f"input shape. Reason: {_reason(error)}") from error
 
     def _keep(self, hit, args):
-        """Add the (specs, module) built as a variant (the only one, unless PER_SHAPE); False when there is none."""
+        """Add the (specs, module) built as a variant of the current set (the only one, unless PER_SHAPE), and return
+        it; None when there is none."""
         if hit is None:
             logger.info("no part of a graph of %d nodes was converted; it runs in PyTorch", len(self.gm.graph.nodes))
-            return False
+            return None
         specs, module = hit
         variant = Variant(self._ranges(specs), module, specs, direct_engine_call(module) or module)
-        self.variants = self.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
-        self.baked = BakedArguments.of(self.signature.baked_positions, args)
-        return True
+        variants = self.current.variants + [variant] if self.builds is Builds.PER_SHAPE else [variant]
+        self.current = EngineSet(BakedArguments.of(self.signature.baked_positions, args), variants)
+        return variant
 
     def _compile(self, frozen, specs, device, args):
         """(specs, module) from the cache or the pipeline; None when the pipeline converted nothing. A module built
@@ -224,18 +234,20 @@ class CompiledGraph:
         return hit
 
     def _rebuild(self, args):
+        """The Variant built for a call none accepted, or None (and no more builds) when none could be."""
         if self.builds is Builds.STOPPED:
-            return False
+            return None
         try:
-            if self.build(args):
-                return True
+            variant = self.build(args)
+            if variant is not None:
+                return variant
         except REFUSALS as error:
             if self.settings.pass_through_build_failures:
                 raise
             logger.warning("torch_trt could not rebuild a graph for new inputs; such calls run in PyTorch. "
                            "Reason: %s", _reason(error))
         self.builds = Builds.STOPPED
-        return False
+        return None
 
     def _symbols_free_down_to_one(self, frozen, args, specs):
         """Trace again with each symbol's dims at 1, else at another size: the symbols that may go down to 1,
