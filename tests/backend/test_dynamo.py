@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 import torch
@@ -424,6 +425,28 @@ def test_a_call_checks_its_arguments_against_the_set_whose_engine_it_ran():
 
         graph.current = first_set._replace(variants=[variant._replace(call=switching_call)])
         torch.testing.assert_close(compiled_second(x), second(x), rtol=1e-4, atol=1e-4)
+
+
+def test_two_instances_served_from_two_threads_give_their_own_results():
+    first, second = MLP().eval(), MLP().eval()
+    compiled = [torch.compile(m, backend="tensorrt", options=REFERENCE) for m in (first, second)]
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        expected = [first(x), second(x)]
+    failures = []
+
+    def serve(k):
+        with torch.no_grad():
+            for _ in range(100):
+                if not torch.allclose(compiled[k](x), expected[k], rtol=1e-4, atol=1e-4):
+                    failures.append(k)
+
+    threads = [threading.Thread(target=serve, args=(k,)) for k in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
 
 
 def test_a_written_weight_drops_its_instances_engines_only(builds):

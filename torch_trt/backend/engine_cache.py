@@ -13,6 +13,7 @@ through the backend's `reset`).
 """
 
 import hashlib
+import threading
 import weakref
 
 from .fx_to_script import canonical_text, constants_digest
@@ -20,6 +21,7 @@ from .fx_to_script import canonical_text, constants_digest
 _NOT_IN_KEY = {"debug", "pass_through_build_failures", "dynamic_shape_max"}
 _entries = {}  # key -> list of (input specs, compiled ScriptModule)
 _lent = {}  # key -> (weak references to the tensors lent to its engines, their versions at the build)
+_LOCK = threading.Lock()  # graphs rebuild on their callers' threads
 
 
 def cache_key(graph, settings, device, lent):
@@ -33,7 +35,9 @@ def cache_key(graph, settings, device, lent):
 
 def lookup(key, specs):
     """(specs, module) of an entry whose ranges contain `specs`, or None."""
-    for entry_specs, module in _entries.get(key, []):
+    with _LOCK:
+        entries = list(_entries.get(key, []))
+    for entry_specs, module in entries:
         if len(entry_specs) == len(specs) and all(_contains(e, s) for e, s in zip(entry_specs, specs)):
             return entry_specs, module
     return None
@@ -42,16 +46,18 @@ def lookup(key, specs):
 def store(key, specs, module, lent):
     """Keep `module`, built for `specs` with `lent` lent to its engines, under `key`; forget the modules whose lent
     tensors were written since their build: their keys, which hold the versions, cannot come again."""
-    for stale in [k for k, (tensors, versions) in _lent.items() if _versions(tensors) != versions]:
-        del _entries[stale], _lent[stale]
-    _entries.setdefault(key, []).append((specs, module))
-    _lent[key] = ([weakref.ref(t) for t in lent], [t._version for t in lent])
+    with _LOCK:
+        for stale in [k for k, (tensors, versions) in _lent.items() if _versions(tensors) != versions]:
+            del _entries[stale], _lent[stale]
+        _entries.setdefault(key, []).append((specs, module))
+        _lent[key] = ([weakref.ref(t) for t in lent], [t._version for t in lent])
 
 
 def clear():
     """Forget every compiled module."""
-    _entries.clear()
-    _lent.clear()
+    with _LOCK:
+        _entries.clear()
+        _lent.clear()
 
 
 def _versions(references):
