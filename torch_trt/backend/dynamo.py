@@ -66,14 +66,14 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
             return gm.forward
         args = [_concrete(value) for value in example_inputs]
         compiled = CompiledGraph(gm, signature, settings, args)
-        compiled.build(args)
+        built = compiled.build(args)
     except REFUSALS as error:
         if settings.pass_through_build_failures:
             raise
         logger.warning("torch_trt could not compile a graph of %d nodes; it runs in PyTorch. Reason: %s",
                        len(gm.graph.nodes), _reason(error))
         return gm.forward
-    return compiled if compiled.current.variants else gm.forward
+    return compiled if built else gm.forward
 
 
 tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
@@ -151,8 +151,10 @@ class CompiledGraph:
             logger.warning("a weight of a compiled graph was written since its engine was built; rebuilding")
         kept = [engines for engines in [current, *self.shelved] if engines.variants and not engines.baked.written()]
         match = next((k for k, engines in enumerate(kept) if not engines.baked.changed(args)), None)
-        fresh = EngineSet(BakedArguments.of(self.signature.baked_positions, args), [])
-        self.current = kept.pop(match) if match is not None else fresh
+        if match is not None:
+            self.current = kept.pop(match)
+        else:
+            self.current = EngineSet(BakedArguments.of(self.signature.baked_positions, args), [])
         self.shelved = kept[:MAX_WEIGHT_SETS - 1]
         if match is None and self.shelved:
             logger.info("a compiled graph was called with other weights or baked values (another instance of the "

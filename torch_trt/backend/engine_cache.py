@@ -15,13 +15,28 @@ through the backend's `reset`).
 import hashlib
 import threading
 import weakref
+from typing import NamedTuple
 
 from .fx_to_script import canonical_text, constants_digest
 
 _NOT_IN_KEY = {"debug", "pass_through_build_failures", "dynamic_shape_max"}
-_entries = {}  # key -> list of (input specs, compiled ScriptModule)
-_lent = {}  # key -> (weak references to the tensors lent to its engines, their versions at the build)
 _LOCK = threading.Lock()  # graphs rebuild on their callers' threads
+
+
+class _Entry(NamedTuple):
+    """The modules built under one key, and the tensors lent to their engines (weakly) with their versions then."""
+
+    modules: list  # (input specs, compiled ScriptModule)
+    lent: list
+    versions: list
+
+    def stale(self):
+        """Whether a lent tensor was written since (or is gone): the key, which holds the versions, cannot come
+        again."""
+        return [getattr(reference(), "_version", None) for reference in self.lent] != self.versions
+
+
+_entries = {}  # key -> _Entry
 
 
 def cache_key(graph, settings, device, lent):
@@ -36,8 +51,8 @@ def cache_key(graph, settings, device, lent):
 def lookup(key, specs):
     """(specs, module) of an entry whose ranges contain `specs`, or None."""
     with _LOCK:
-        entries = list(_entries.get(key, []))
-    for entry_specs, module in entries:
+        modules = list(_entries[key].modules) if key in _entries else []
+    for entry_specs, module in modules:
         if len(entry_specs) == len(specs) and all(_contains(e, s) for e, s in zip(entry_specs, specs)):
             return entry_specs, module
     return None
@@ -47,22 +62,16 @@ def store(key, specs, module, lent):
     """Keep `module`, built for `specs` with `lent` lent to its engines, under `key`; forget the modules whose lent
     tensors were written since their build: their keys, which hold the versions, cannot come again."""
     with _LOCK:
-        for stale in [k for k, (tensors, versions) in _lent.items() if _versions(tensors) != versions]:
-            del _entries[stale], _lent[stale]
-        _entries.setdefault(key, []).append((specs, module))
-        _lent[key] = ([weakref.ref(t) for t in lent], [t._version for t in lent])
+        for stale in [k for k, entry in _entries.items() if entry.stale()]:
+            del _entries[stale]
+        entry = _entries.setdefault(key, _Entry([], [weakref.ref(t) for t in lent], [t._version for t in lent]))
+        entry.modules.append((specs, module))
 
 
 def clear():
     """Forget every compiled module."""
     with _LOCK:
         _entries.clear()
-        _lent.clear()
-
-
-def _versions(references):
-    """The versions of the tensors behind weak `references` (None for one that is gone)."""
-    return [getattr(reference(), "_version", None) for reference in references]
 
 
 def _contains(outer, inner):
