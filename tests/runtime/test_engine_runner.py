@@ -3,6 +3,7 @@ lifetime tied to the modules holding it, device guards and streams (the CUDA one
 
 import gc
 import io
+import time
 import weakref
 
 import numpy as np
@@ -13,7 +14,7 @@ import torch_trt
 import torch_trt.targets.reference as trt
 from threads import run_in_threads
 from torch_trt.errors import EngineIOError
-from torch_trt.runtime import cuda_graphs, engine_manager
+from torch_trt.runtime import engine_manager
 from torch_trt.runtime.engine_manager import EngineRunner
 from torch_trt.targets.target_logger import target_logger
 
@@ -274,9 +275,10 @@ def test_uncaptured_calls_enqueue_on_the_side_stream():
 
 
 @CUDA
-def test_capture_uses_only_the_side_stream():
-    """Warm-up and capture of a CUDA graph enqueue on the engines' side stream: every other stream a call touches
-    gets a cuBLAS workspace of its own (32 MiB on an H100), held for the life of the process."""
+def test_warm_up_runs_on_the_side_stream_and_capture_on_the_capture_stream():
+    """Warm-up enqueues on the engines' side stream (every other stream a call runs on gets a cuBLAS workspace of its
+    own, 32 MiB on an H100, held for the life of the process); the capture on the device's capture stream, which
+    nothing else enqueues on (a capture takes in whatever is enqueued on its stream)."""
     data = _engine_bytes(lambda n, x: n.add_activation(x, trt.ActivationType.RELU).get_output(0), (2, 3), "cuda")
     runner = EngineRunner(data, "reference", torch.device("cuda", torch.cuda.current_device()))
     runner.context = _StreamSpy(runner.context)
@@ -284,8 +286,24 @@ def test_capture_uses_only_the_side_stream():
     runner([x])  # warms up and captures
     (replayed,) = runner([x])
     torch.cuda.synchronize()
-    assert runner.context.streams == [runner.stream.cuda_stream] * 2  # warm-up and capture; the replay enqueues none
+    capture_stream = runner.graphs.shared.capture_stream
+    assert runner.context.streams == [runner.stream.cuda_stream, capture_stream.cuda_stream]  # the replay enqueues none
+    assert capture_stream not in (runner.stream, torch.cuda.default_stream())
     torch.testing.assert_close(replayed, torch.relu(x))
+
+
+def _matrix_product_engine(device, rows=16, depth=16384, columns=16):
+    """A runner for x @ W with a long inner dimension, which cuBLAS splits over its workspace; and W."""
+    weight = (np.random.rand(depth, columns) - 0.5).astype(np.float32)
+    data = _engine_bytes(lambda n, x: n.add_matrix_multiply(
+        x, trt.MatrixOperation.NONE, n.add_constant((depth, columns), weight).get_output(0),
+        trt.MatrixOperation.NONE).get_output(0), (rows, depth), "cuda")
+    return EngineRunner(data, "reference", device), torch.from_numpy(weight).to(device)
+
+
+def _float64_product(x, weight):
+    """x @ weight in float64: float32 sums of 16384 terms in cuBLAS's order and in another differ by about 1e-2."""
+    return (x.double() @ weight.double()).float()
 
 
 def _workspace_bytes(device):
@@ -302,10 +320,8 @@ def _workspace_bytes(device):
 
 @CUDA
 def test_a_process_serving_captured_engines_holds_one_cublas_workspace(fresh_dynamo):
-    """Compiling runs cuBLAS on the caller's stream and the engines run on the side stream: the first capture where no
-    graph of ours is alive drops the caller's stream's workspace, so serving holds only the side stream's."""
-    gc.collect()
-    assert not list(cuda_graphs._CAPTURED), "a graph of an earlier test is alive: its workspace must not be dropped"
+    """Compiling runs cuBLAS on the caller's stream and warm-ups on the side stream: a capture drops their workspaces,
+    so serving holds only the one its graph reads."""
     device = torch.device("cuda", torch.cuda.current_device())
     workspace = _workspace_bytes(device)
     weight = np.random.rand(64, 64).astype(np.float32)
@@ -358,3 +374,49 @@ def test_a_captured_shape_replays_on_the_callers_stream_after_the_last_call():
     torch.cuda.synchronize()
     torch.testing.assert_close(on_first, torch.relu(x))
     torch.testing.assert_close(on_second, torch.relu(y))
+
+
+@CUDA
+def test_replays_of_two_engines_on_two_streams_run_one_at_a_time():
+    """The device's graphs share one memory pool and one cuBLAS workspace: a replay on one stream while another
+    engine's replay runs on another would write into the memory that one reads."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    (first, first_weight), (second, second_weight) = _matrix_product_engine(device), _matrix_product_engine(device)
+    x, y = torch.randn(16, 16384, device=device), torch.randn(16, 16384, device=device)
+    first([x])  # warms up and captures
+    second([y])
+    torch.cuda.synchronize()
+    one, another = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(one):
+        torch.cuda._sleep(1_000_000_000)  # about half a second of GPU time before the first engine's replay
+        (on_one,) = first([x])
+    with torch.cuda.stream(another):
+        (on_another,) = second([y])
+        another_done = another.record_event()
+    time.sleep(0.05)  # ample for the second replay alone
+    assert not another_done.query(), "the second engine's replay did not wait for the first's"
+    torch.cuda.synchronize()
+    torch.testing.assert_close(on_one, _float64_product(x, first_weight), atol=0.05, rtol=1e-3)
+    torch.testing.assert_close(on_another, _float64_product(y, second_weight), atol=0.05, rtol=1e-3)
+
+
+@CUDA
+def test_captured_graphs_survive_another_library_dropping_the_cublas_workspaces():
+    """Inductor's CUDA graphs drop every stream's cuBLAS workspace before each capture. The workspace our graphs read
+    lives in their own memory pool, so what is allocated after the drop never gets it and the graphs' cuBLAS
+    calls write into no one's tensors."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    runner, weight = _matrix_product_engine(device)
+    x = torch.randn(16, 16384, device=device)
+    runner([x])  # warms up and captures
+    torch.cuda.synchronize()
+    torch._C._cuda_clearCublasWorkspaces()
+    guards = []
+    for stream in (runner.stream, torch.cuda.current_stream()):  # freed memory goes back to the stream it was used on
+        with torch.cuda.stream(stream):
+            guards += [torch.full((2 ** 20,), 7.0, device=device) for _ in range(32)]  # 128 MiB in 4 MiB blocks
+    for _ in range(4):
+        (replayed,) = runner([x])
+    torch.cuda.synchronize()
+    assert all(bool((guard == 7.0).all()) for guard in guards), "a graph wrote into memory allocated after the drop"
+    torch.testing.assert_close(replayed, _float64_product(x, weight), atol=0.05, rtol=1e-3)

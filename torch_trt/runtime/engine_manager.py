@@ -6,16 +6,15 @@ outputs and `execute_async_v3`; on CUDA the call is replayed from a CUDA graph p
 (cuda_graphs.py).
 Its cost does not depend on the engine's size: the bytes are only read on the first call.
 
-Threads and streams: one execution context (and one set of CUDA graphs, whose static buffers and
-memory pool belong to it) serves every caller. Calls of one engine are enqueued one at a time (its
-lock), and each call's stream first waits for the end of the last call, so they also run on the GPU
-one at a time, whatever streams the callers use: two callers on two streams would otherwise run one
-context (or one graph's buffers) at once. A captured shape replays on the caller's stream, so
-replays of different engines run concurrently. Anything else (warm-up, capture, uncaptured calls)
-runs on the engines' side stream (one per device), which waits for the caller's stream before and
-which the caller's stream waits for after, so the call is ordered like any kernel the caller
-enqueues; this keeps TensorRT off the legacy default stream, where it would add device
-synchronizations.
+Threads and streams: one execution context (and one set of CUDA graphs, whose static buffers belong
+to it) serves every caller. Calls of one engine are enqueued one at a time (its lock), and each call's
+stream first waits for the end of the last call of any engine on the device (cuda_graphs.py: the
+device's graphs share memory), so they also run on the GPU one at a time, whatever streams the callers
+use: two callers on two streams would otherwise run one context (or one graph's buffers) at once. A
+captured shape replays on the caller's stream. Anything else (warm-up, uncaptured calls) runs on the
+engines' side stream (one per device), which waits for the caller's stream before and which the
+caller's stream waits for after, so the call is ordered like any kernel the caller enqueues; this
+keeps TensorRT off the legacy default stream, where it would add device synchronizations.
 
 Lifetime: a runner lives as long as a compiled module holding its engine (the engine's uint8
 constant tensor): each such tensor holds a reference, dropped by a finalizer when the tensor dies
@@ -86,7 +85,7 @@ def _note(registry, engine_tensor, value):
 
 @functools.cache
 def _side_stream(device):
-    """The stream every engine on `device` warms up, captures and runs uncaptured calls on: one per device, since
+    """The stream every engine on `device` warms up and runs uncaptured calls on: one per device, since
     each stream that runs a cuBLAS call holds a workspace of its own (32 MiB on an H100) for the life of the
     process."""
     return torch.cuda.Stream(device)
@@ -142,9 +141,9 @@ class EngineRunner:
                                     "corrupted or were built by another TensorRT version: recompile the module")
             self.context = self.engine.create_execution_context()
             self.stream = _side_stream(device) if device.type == "cuda" else None
-            # Recorded again by each call (under the lock), so no call makes events: the end of the last call on
-            # its caller's stream, and the handoff between a caller's stream and the side stream.
-            self.last_call_done, self.handoff = (torch.cuda.Event(), torch.cuda.Event()) if self.stream else (None,) * 2
+            # Recorded again by each call (under the lock), so no call makes one: the handoff between a caller's
+            # stream and the side stream.
+            self.handoff = torch.cuda.Event() if self.stream else None
             # TensorRT refuses a null output address, which is what an empty tensor has: bind this instead.
             self.placeholder = torch.empty(1, dtype=torch.uint8, device=device)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
@@ -183,19 +182,17 @@ class EngineRunner:
             if self.stream is None:
                 return self.execute(tensors)
             caller = torch.cuda.current_stream(self.device)
-            caller.wait_event(self.last_call_done)  # it shares the context and the graphs' buffers with this call
             # A replay needs no device guard (the graph, the copies and the events name their device), which keeps
             # the guard's cost off the path of most calls.
-            outputs = self.graphs.replay(tensors)
+            outputs = self.graphs.replay(tensors, caller)
             if outputs is None:
-                with device_guard(self.device):
+                with device_guard(self.device), self.graphs.ordered(caller):
                     outputs = self._run_on_side_stream(caller, tensors)
-            self.last_call_done.record(caller)
             return outputs
 
     def _run_on_side_stream(self, caller, tensors):
-        """Capture and run on the engines' side stream, ordered after the caller's stream's work and before its later
-        work."""
+        """Run on the engines' side stream (a new shape warms up and is captured first), ordered after the caller's
+        stream's work and before its later work."""
         self.handoff.record(caller)
         self.stream.wait_event(self.handoff)
         with torch.cuda.stream(self.stream):
