@@ -24,6 +24,8 @@ CASES = {
     "max": (X, T.MAX, (2, 2), dict(stride_nd=(2, 2)), F.max_pool2d(X, 2, 2)),
     "max_default_stride_1": (X, T.MAX, (3, 2), {}, F.max_pool2d(X, (3, 2), 1)),
     "max_padded": (X, T.MAX, (3, 3), dict(stride_nd=(2, 2), padding_nd=(1, 1)), F.max_pool2d(X, 3, 2, 1)),
+    "max_padded_past_half_a_window": (X, T.MAX, (3, 3), dict(padding_nd=(2, 2)),  # more than PyTorch's call takes
+                                      F.max_pool2d(F.pad(X, (2, 2, 2, 2), value=INF), 3, 1)),
     "max_asymmetric": (X, T.MAX, (2, 2), dict(pre_padding=(1, 0), post_padding=(0, 1)),
                        F.max_pool2d(F.pad(X, (0, 1, 1, 0), value=INF), 2, 1)),
     "avg_excludes_padding": (X, T.AVERAGE, (3, 3), dict(stride_nd=(2, 2), padding_nd=(1, 1)),

@@ -22,6 +22,14 @@ def torch_pads(pre, post):
     return [v for b, a in zip(reversed(list(pre)), reversed(list(post))) for v in (b, a)]
 
 
+def padded_for_call(x, pre, post, overhang, call_pads, value=0.0):
+    """(input, padding argument) for a PyTorch convolution or pooling call: padding the same before and after, with
+    no overhang, is left to the call where it takes it (`call_pads`); any other is added to the input here."""
+    if list(pre) == list(post) and not any(overhang) and (call_pads or not any(pre)):
+        return x, list(pre)
+    return F.pad(x, torch_pads(pre, [a + e for a, e in zip(post, overhang)]), value=value), [0] * len(pre)
+
+
 def same_split(totals, mode):
     """Split SAME padding totals into (pre, post): the odd element goes after (SAME_UPPER) or before (SAME_LOWER)."""
     low = [p // 2 for p in totals]
@@ -133,14 +141,14 @@ class IConvolutionLayer(_Convolution, ILayer):
     def _compute(self, inputs, weights):
         x = inputs[0]
         stride = list(self.stride_nd)
-        pre, post, overhang = window_padding(self.padding_mode, x.shape[2:], self._dilated(), stride,
-                                             self.pre_padding, self.post_padding)
-        padded = F.pad(x, torch_pads(pre, [a + e for a, e in zip(post, overhang)]))
         kernel, groups = self._kernel(x, weights)
-        if self._runs_as_patch_product(x.dim(), groups):
-            return _patch_product(padded, kernel, weights.get("bias"))
+        patches = self._runs_as_patch_product(x.dim(), groups)
+        x, padding = padded_for_call(x, *window_padding(self.padding_mode, x.shape[2:], self._dilated(), stride,
+                                                        self.pre_padding, self.post_padding), call_pads=not patches)
+        if patches:
+            return _patch_product(x, kernel, weights.get("bias"))
         conv = F.conv2d if x.dim() == 4 else F.conv3d
-        return conv(padded, kernel, weights.get("bias"), stride, 0, list(self.dilation_nd), groups)
+        return conv(x, kernel, weights.get("bias"), stride, padding, list(self.dilation_nd), groups)
 
     def _runs_as_patch_product(self, rank, groups):
         """Whether this convolution runs as a GEMM over its patches (_patch_product): 2-D, ungrouped, undilated,

@@ -11,12 +11,15 @@ import torch.nn.functional as F
 from ..enums import LayerType, PaddingMode, PoolingType
 from ..network import ILayer, check, network_method
 from ..types import Dims, to_dims
-from .convolution import WindowedLayer, torch_pads, window_padding
+from .convolution import WindowedLayer, padded_for_call, torch_pads, window_padding
 
 
-def _max_pool(x, pre, after, window, stride):
+def _max_pool(x, pre, post, overhang, window, stride):
     pool = F.max_pool2d if x.dim() == 4 else F.max_pool3d
-    return pool(F.pad(x, torch_pads(pre, after), value=float("-inf")), window, stride)
+    # PyTorch's max pooling pads with -inf itself, up to half a window
+    x, padding = padded_for_call(x, pre, post, overhang, all(2 * p <= w for p, w in zip(pre, window)),
+                                 value=float("-inf"))
+    return pool(x, window, stride, padding)
 
 
 def _average_pool(x, pre, post, overhang, window, stride, excludes_padding):
@@ -54,13 +57,12 @@ class IPoolingLayer(WindowedLayer, ILayer):
         window, stride = list(self.window_size_nd), list(self.stride_nd)
         pre, post, overhang = window_padding(self.padding_mode, x.shape[2:], window, stride,
                                              self.pre_padding, self.post_padding)
-        after = [a + e for a, e in zip(post, overhang)]
         if self._pooling == PoolingType.MAX:
-            return _max_pool(x, pre, after, window, stride)
+            return _max_pool(x, pre, post, overhang, window, stride)
         average = _average_pool(x, pre, post, overhang, window, stride, self.average_count_excludes_padding)
         if self._pooling == PoolingType.AVERAGE:
             return average
-        maximum = _max_pool(x, pre, after, window, stride)
+        maximum = _max_pool(x, pre, post, overhang, window, stride)
         return (1 - self.blend_factor) * maximum + self.blend_factor * average
 
 
