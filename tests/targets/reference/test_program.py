@@ -75,8 +75,12 @@ def test_generated_code_matches_the_generated_python(caplog):
 def test_tf32_follows_the_builder_flag():
     seen = []
     engine = _engine(lambda network, x: network.add_activation(x, trt.ActivationType.RELU).get_output(0))
-    engine._module.register_forward_pre_hook(lambda *_: seen.append(torch.backends.cuda.matmul.allow_tf32))
-    _run(engine, torch.randn(2, 3))
+    hook = torch.nn.modules.module.register_module_forward_pre_hook(  # the program is the one module run
+        lambda *_: seen.append(torch.backends.cuda.matmul.allow_tf32))
+    try:
+        _run(engine, torch.randn(2, 3))
+    finally:
+        hook.remove()
     assert seen == [True]  # TensorRT's default, whatever PyTorch's own switch says
 
 

@@ -81,6 +81,8 @@ class _FusedBias:
         x, matrix, row = inputs
         if x.dim() == 2:
             return torch.addmm(row, x, matrix)
+        if x.is_contiguous():
+            return torch.addmm(row, x.view(-1, matrix.shape[0]), matrix).view(*x.shape[:-1], matrix.shape[1])
         # x may be a transpose of its leading dims (nn.MultiheadAttention's (B, T, E) read as (T, B, E)): its rows are
         # multiplied in memory order, and the product transposed back, rather than x copied to row-major order first
         order = _memory_order(x)
