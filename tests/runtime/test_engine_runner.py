@@ -319,9 +319,10 @@ def _workspace_bytes(device):
 
 
 @CUDA
-def test_a_process_serving_captured_engines_holds_one_cublas_workspace(fresh_dynamo):
-    """Compiling runs cuBLAS on the caller's stream and warm-ups on the side stream: a capture drops their workspaces,
-    so serving holds only the one its graph reads."""
+def test_a_first_call_and_serving_hold_one_cublas_workspace_at_a_time(fresh_dynamo):
+    """Compiling runs cuBLAS on the caller's stream, warm-ups on the side stream and the capture on the capture
+    stream: each workspace is dropped before the next is made, so a first call peaks with one, and serving holds only
+    the one the graph reads."""
     device = torch.device("cuda", torch.cuda.current_device())
     workspace = _workspace_bytes(device)
     weight = np.random.rand(64, 64).astype(np.float32)
@@ -333,11 +334,14 @@ def test_a_process_serving_captured_engines_holds_one_cublas_workspace(fresh_dyn
     x @ x  # the workspace compiling leaves on the caller's stream
     torch.cuda.synchronize(device)
     before = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
     runner([x])  # warms up and captures
+    peak = torch.cuda.max_memory_allocated(device) - before
     (replayed,) = runner([x])
     torch.cuda.synchronize(device)
     added = torch.cuda.memory_allocated(device) - before - replayed.nbytes
     assert workspace >= 2 ** 20 and added < workspace / 2, f"{added} bytes added; a workspace is {workspace}"
+    assert peak < workspace / 2, f"the first call peaked {peak} bytes above; a workspace is {workspace}"
     torch.testing.assert_close(replayed, x @ torch.from_numpy(weight).to(device), atol=1e-2, rtol=1e-2)
 
 

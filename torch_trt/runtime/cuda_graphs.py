@@ -19,12 +19,12 @@ device (a replay, or a call `ordered` around it) waits for the last one to end, 
 out before the next may start. One chain of calls per device also orders each engine's calls, which share its
 execution context and its graphs' static buffers.
 
-Each capture first drops every cuBLAS workspace (as inductor's CUDA graph trees do), for two reasons. The
-capture then makes the capture stream's workspace anew inside the graphs' pool, where no other allocation can
-be handed it: a library that drops the workspaces later (inductor does, before each of its captures) frees
-it into that pool, not to tensors the graphs would write into. And a serving process holds that workspace
-alone: compiling ran cuBLAS on the caller's stream and warm-ups on the side stream, whose workspaces are made
-again only if something runs there.
+Each capture drops every cuBLAS workspace before its warm-up and again before it captures (as inductor's CUDA
+graph trees do). The capture then makes the capture stream's workspace anew inside the graphs' pool, where no
+other allocation can be handed it: a library that drops the workspaces later (inductor does, before each of its
+captures) frees it into that pool, not to tensors the graphs would write into. And a process holds one workspace
+at a time through a first call and while serving: compiling made one on the caller's stream, which is gone before
+the warm-up makes the side stream's, which is gone before the capture makes its own.
 """
 
 import contextlib
@@ -113,10 +113,11 @@ class GraphedCalls:
     def _capture(self, tensors):
         """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""
         inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
+        torch._C._cuda_clearCublasWorkspaces()  # module docstring
         self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         graph, shared = torch.cuda.CUDAGraph(), self.shared
         with shared.capture_lock:
-            torch._C._cuda_clearCublasWorkspaces()  # module docstring
+            torch._C._cuda_clearCublasWorkspaces()
             try:  # thread_local: a CUDA call another thread makes meanwhile does not fail
                 with torch.cuda.graph(graph, pool=shared.pool, stream=shared.capture_stream,
                                       capture_error_mode="thread_local"):
