@@ -1,6 +1,8 @@
 """The reference engine's program: constants folded, dead layers dropped, intermediates freed, code generated."""
 
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -311,3 +313,14 @@ def test_a_cached_engine_never_runs_with_another_engines_one_element_constant():
                                      options={"optimization_level": 4, "min_block_size": 1})
             torch.testing.assert_close(compiled(x), torch.var(x, unbiased=unbiased))
         assert counters["inductor"]["fxgraph_cache_hit"] == 1, dict(counters["inductor"])
+
+
+def test_a_compile_that_generates_no_code_imports_no_inductor():
+    """Inductor and dynamo take about 2 s to import: a TorchScript compile and call on the CPU at the default level,
+    which generates no code, must not pay for them."""
+    script = ("import sys, torch, torch_trt\n"
+              "compiled = torch_trt.compile(torch.nn.Linear(8, 8).eval(), inputs=[torch_trt.Input((2, 8))])\n"
+              "compiled(torch.randn(2, 8))\n"
+              "print(sorted(m for m in ('torch._inductor.compile_fx', 'torch._dynamo') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -28,11 +28,6 @@ import time
 
 import torch
 import torch.fx
-from torch._guards import TracingContext, tracing
-from torch._inductor.compile_fx import compile_fx
-from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from .attention import fuse_attention
 from .bias import fuse_bias
@@ -189,6 +184,8 @@ def _generate(program, inputs, patches):
     except ValuesNotTraced:  # a layer reads a shape tensor's values, which inductor's fake tensors do not hold
         logger.debug("reference engine: a layer reads a shape tensor's values; the program is traced on the real "
                      "inputs first")
+        from torch.fx.experimental.proxy_tensor import make_fx
+
         compiled = _inductor(_views_as_reshapes(make_fx(program)(*inputs)), inputs, patches)
     logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
                 [tuple(t.shape) for t in inputs], time.perf_counter() - start)
@@ -204,6 +201,13 @@ def _inductor(graph, inputs, patches):
     (always_keep_tensor_constants), or a later engine would run with an earlier one's value. Fused steps hold
     constants of their own (not weights of the program), which the trace meets as real tensors and records as
     constants, keyed by value."""
+    # Imported here: inductor, dynamo and sympy take seconds to import, which programs run without code generation
+    # (the CPU's default) never need.
+    from torch._guards import TracingContext, tracing
+    from torch._inductor.compile_fx import compile_fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
     mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
     with tracing(TracingContext(mode)):
         return compile_fx(graph, [mode.from_tensor(t, static_shapes=True) for t in inputs],
