@@ -113,9 +113,10 @@ class GraphedCalls:
     def _capture(self, tensors):
         """Warm up and capture one call at these shapes; None (and no more captures) when it cannot be captured."""
         inputs = [t.clone(memory_format=torch.contiguous_format) for t in tensors]
-        torch._C._cuda_clearCublasWorkspaces()  # module docstring
-        self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         graph, shared = torch.cuda.CUDAGraph(), self.shared
+        with shared.capture_lock:  # never while another thread captures: its graph's workspace would be freed
+            torch._C._cuda_clearCublasWorkspaces()  # module docstring
+        self.execute(inputs)  # code generation and lazy allocations happen outside the capture
         with shared.capture_lock:
             torch._C._cuda_clearCublasWorkspaces()
             try:  # thread_local: a CUDA call another thread makes meanwhile does not fail
