@@ -65,6 +65,29 @@ def test_windows_tiling_the_input_are_one_matrix_product():
     assert torch.ops.aten.addmm.default in targets and torch.ops.aten.convolution.default not in targets
 
 
+def _restored(cls, **attributes):
+    """A layer as an engine restores it from its plan: attributes only, no network."""
+    layer = cls.__new__(cls)
+    for name, value in attributes.items():
+        object.__setattr__(layer, name, trt.Dims(value) if isinstance(value, tuple) else value)
+    return layer
+
+
+def test_cpu_convolutions_and_max_pooling_run_channels_last():
+    """oneDNN's max pooling is an order of magnitude faster channels-last; a convolution's output keeps the layout,
+    so the layers after the first run on it without a copy."""
+    window = dict(stride_nd=(1, 1), padding_mode=DOWN, pre_padding=(1, 1), post_padding=(1, 1))
+    conv = _restored(trt.IConvolutionLayer, kernel_size_nd=(3, 3), dilation_nd=(1, 1), num_groups=1,
+                     num_output_maps=4, **window)
+    pool = _restored(trt.IPoolingLayer, _pooling=trt.PoolingType.MAX, window_size_nd=(3, 3), **window)
+    x, kernel = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)
+    convolved = conv._compute([x], {"kernel": kernel.reshape(-1)})
+    pooled = pool._compute([convolved], {})
+    assert convolved.is_contiguous(memory_format=torch.channels_last)
+    assert pooled.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(pooled, F.max_pool2d(F.conv2d(x, kernel, padding=1), 3, 1, 1))
+
+
 # (input shape, maps, kernel, groups, stride, dilation, pre, post, mode, expected crop (pre, post) of the full output)
 DECONV = {
     "plain": ((1, 3, 5, 5), 2, (3, 3), 1, (1, 1), (1, 1), (0, 0), (0, 0), DOWN, ((0, 0), (0, 0))),

@@ -7,6 +7,7 @@ padding-mode arithmetic here (window_padding, WindowedLayer) is shared with pool
 
 import math
 
+import torch
 import torch.nn.functional as F
 
 from ...dtypes import FLOAT_DTYPES
@@ -28,6 +29,13 @@ def padded_for_call(x, pre, post, overhang, call_pads, value=0.0):
     if list(pre) == list(post) and not any(overhang) and (call_pads or not any(pre)):
         return x, list(pre)
     return F.pad(x, torch_pads(pre, [a + e for a, e in zip(post, overhang)]), value=value), [0] * len(pre)
+
+
+def channels_last_on_cpu(x):
+    """A 2-D image batch on the CPU laid out channels-last, where oneDNN's convolutions run at least as fast and max
+    pooling an order of magnitude faster (0.67 -> 0.05 ms for 8x32x32x32 on two cores); a convolution's output keeps
+    its input's layout, so a network lays out its input once."""
+    return x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 and x.device.type == "cpu" else x
 
 
 def same_split(totals, mode):
@@ -148,7 +156,8 @@ class IConvolutionLayer(_Convolution, ILayer):
         if patches:
             return _patch_product(x, kernel, weights.get("bias"))
         conv = F.conv2d if x.dim() == 4 else F.conv3d
-        return conv(x, kernel, weights.get("bias"), stride, padding, list(self.dilation_nd), groups)
+        return conv(channels_last_on_cpu(x), kernel, weights.get("bias"), stride, padding, list(self.dilation_nd),
+                    groups)
 
     def _runs_as_patch_product(self, rank, groups):
         """Whether this convolution runs as a GEMM over its patches (_patch_product): 2-D, ungrouped, undilated,

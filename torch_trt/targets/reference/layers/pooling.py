@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from ..enums import LayerType, PaddingMode, PoolingType
 from ..network import ILayer, check, network_method
 from ..types import Dims, to_dims
-from .convolution import WindowedLayer, padded_for_call, torch_pads, window_padding
+from .convolution import WindowedLayer, channels_last_on_cpu, padded_for_call, torch_pads, window_padding
 
 
 def _max_pool(x, pre, post, overhang, window, stride):
@@ -19,7 +19,7 @@ def _max_pool(x, pre, post, overhang, window, stride):
     # PyTorch's max pooling pads with -inf itself, up to half a window
     x, padding = padded_for_call(x, pre, post, overhang, all(2 * p <= w for p, w in zip(pre, window)),
                                  value=float("-inf"))
-    return pool(x, window, stride, padding)
+    return pool(channels_last_on_cpu(x), window, stride, padding)
 
 
 def _average_pool(x, pre, post, overhang, window, stride, excludes_padding):
