@@ -220,6 +220,21 @@ def test_build_infers_again_only_the_layers_changed_since_their_inference_and_th
     assert inferred == layers[2:]
 
 
+def test_naming_a_layer_keeps_its_inferred_shapes(monkeypatch):
+    """Converters name every layer after adding it: a name changes no shape, so it must not cost a second
+    inference (half the network's inference time on BERT-base)."""
+    net = trt.Builder(trt.Logger()).create_network(0)
+    layers = _relu_chain(net, 3)
+    inferred = []
+    infer = net._infer
+    monkeypatch.setattr(net, "_infer", lambda layer: (inferred.append(layer), infer(layer)))
+    for index, layer in enumerate(layers):
+        layer.name = f"relu/{index}"
+        layer.metadata = "aten::relu"
+        assert tuple(layer.get_output(0).shape) == (2, 3)
+    assert inferred == []
+
+
 def test_a_consumer_of_a_layer_changed_after_it_was_added_is_checked_again_at_build(refused_at_build):
     def define(net, a, b):
         shuffle = net.add_shuffle(a)

@@ -16,6 +16,8 @@ from .logger import report_error
 from .types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims
 
 _PROBES = (4099, 4111)  # sizes standing in for dynamic dims; a dim that differs between probes is dynamic
+# Layer attributes no output shape or dtype depends on: setting one (converters name every layer) keeps them inferred.
+_SHAPELESS_ATTRIBUTES = ("name", "metadata")
 
 
 class NetworkError(Exception):
@@ -118,7 +120,7 @@ class ILayer:
             raise AttributeError(f"'{type(self).__name__}' object has no writable attribute '{key}'")
         object.__setattr__(self, key, value)
         network = self.__dict__.get("_network")  # restored engine layers have none
-        if network is not None:
+        if network is not None and key not in _SHAPELESS_ATTRIBUTES:
             network._changed(self)
 
     @property
