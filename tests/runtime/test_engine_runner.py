@@ -424,3 +424,29 @@ def test_captured_graphs_survive_another_library_dropping_the_cublas_workspaces(
     torch.cuda.synchronize()
     assert all(bool((guard == 7.0).all()) for guard in guards), "a graph wrote into memory allocated after the drop"
     torch.testing.assert_close(replayed, _float64_product(x, weight), atol=0.05, rtol=1e-3)
+
+
+@CUDA
+def test_an_uncaptured_call_waits_for_another_engines_replay_on_another_stream():
+    """Calls that are not replays (engines that cannot be captured, shapes past MAX_GRAPHS) join the device's chain
+    of calls too: each engine's calls, and every graph of the device, run one at a time."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    (captured, captured_weight), (uncaptured, uncaptured_weight) = (_matrix_product_engine(device),
+                                                                    _matrix_product_engine(device))
+    uncaptured.graphs.capturable = False
+    x, y = torch.randn(16, 16384, device=device), torch.randn(16, 16384, device=device)
+    captured([x])  # warms up and captures
+    uncaptured([y])  # generates its code
+    torch.cuda.synchronize()
+    one, another = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(one):
+        torch.cuda._sleep(1_000_000_000)  # about half a second of GPU time before the replay
+        (on_one,) = captured([x])
+    with torch.cuda.stream(another):
+        (on_another,) = uncaptured([y])
+        another_done = another.record_event()
+    time.sleep(0.05)  # ample for the uncaptured call alone
+    assert not another_done.query(), "the uncaptured call did not wait for the other engine's replay"
+    torch.cuda.synchronize()
+    torch.testing.assert_close(on_one, _float64_product(x, captured_weight), atol=0.05, rtol=1e-3)
+    torch.testing.assert_close(on_another, _float64_product(y, uncaptured_weight), atol=0.05, rtol=1e-3)
