@@ -380,28 +380,41 @@ def test_a_captured_shape_replays_on_the_callers_stream_after_the_last_call():
     torch.testing.assert_close(on_second, torch.relu(y))
 
 
+def _second_call_waits_for_the_first(first, second):
+    """Call `first` on one stream behind half a second of GPU work, then `second` on another stream; whether the
+    second call was still waiting 50 ms later (ample for it alone), and both calls' outputs, after both ended. Each of
+    `first` and `second` is (runner, weight) of _matrix_product_engine, called once before so neither compiles."""
+    device = first[0].device
+    x, y = torch.randn(16, 16384, device=device), torch.randn(16, 16384, device=device)
+    one, another = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(one):
+        torch.cuda._sleep(1_000_000_000)
+        (on_one,) = first[0]([x])
+    with torch.cuda.stream(another):
+        (on_another,) = second[0]([y])
+        another_done = another.record_event()
+    time.sleep(0.05)
+    waited = not another_done.query()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(on_one, _float64_product(x, first[1]), atol=0.05, rtol=1e-3)
+    torch.testing.assert_close(on_another, _float64_product(y, second[1]), atol=0.05, rtol=1e-3)
+    return waited
+
+
+def _warmed_up(engine):
+    """`engine` ((runner, weight)) after one call: captured, or for an uncapturable runner its code generated."""
+    engine[0]([torch.randn(16, 16384, device=engine[0].device)])
+    torch.cuda.synchronize()
+    return engine
+
+
 @CUDA
 def test_replays_of_two_engines_on_two_streams_run_one_at_a_time():
     """The device's graphs share one memory pool and one cuBLAS workspace: a replay on one stream while another
     engine's replay runs on another would write into the memory that one reads."""
     device = torch.device("cuda", torch.cuda.current_device())
-    (first, first_weight), (second, second_weight) = _matrix_product_engine(device), _matrix_product_engine(device)
-    x, y = torch.randn(16, 16384, device=device), torch.randn(16, 16384, device=device)
-    first([x])  # warms up and captures
-    second([y])
-    torch.cuda.synchronize()
-    one, another = torch.cuda.Stream(), torch.cuda.Stream()
-    with torch.cuda.stream(one):
-        torch.cuda._sleep(1_000_000_000)  # about half a second of GPU time before the first engine's replay
-        (on_one,) = first([x])
-    with torch.cuda.stream(another):
-        (on_another,) = second([y])
-        another_done = another.record_event()
-    time.sleep(0.05)  # ample for the second replay alone
-    assert not another_done.query(), "the second engine's replay did not wait for the first's"
-    torch.cuda.synchronize()
-    torch.testing.assert_close(on_one, _float64_product(x, first_weight), atol=0.05, rtol=1e-3)
-    torch.testing.assert_close(on_another, _float64_product(y, second_weight), atol=0.05, rtol=1e-3)
+    first, second = _warmed_up(_matrix_product_engine(device)), _warmed_up(_matrix_product_engine(device))
+    assert _second_call_waits_for_the_first(first, second), "the second engine's replay did not wait for the first's"
 
 
 @CUDA
@@ -431,22 +444,8 @@ def test_an_uncaptured_call_waits_for_another_engines_replay_on_another_stream()
     """Calls that are not replays (engines that cannot be captured, shapes past MAX_GRAPHS) join the device's chain
     of calls too: each engine's calls, and every graph of the device, run one at a time."""
     device = torch.device("cuda", torch.cuda.current_device())
-    (captured, captured_weight), (uncaptured, uncaptured_weight) = (_matrix_product_engine(device),
-                                                                    _matrix_product_engine(device))
-    uncaptured.graphs.capturable = False
-    x, y = torch.randn(16, 16384, device=device), torch.randn(16, 16384, device=device)
-    captured([x])  # warms up and captures
-    uncaptured([y])  # generates its code
-    torch.cuda.synchronize()
-    one, another = torch.cuda.Stream(), torch.cuda.Stream()
-    with torch.cuda.stream(one):
-        torch.cuda._sleep(1_000_000_000)  # about half a second of GPU time before the replay
-        (on_one,) = captured([x])
-    with torch.cuda.stream(another):
-        (on_another,) = uncaptured([y])
-        another_done = another.record_event()
-    time.sleep(0.05)  # ample for the uncaptured call alone
-    assert not another_done.query(), "the uncaptured call did not wait for the other engine's replay"
-    torch.cuda.synchronize()
-    torch.testing.assert_close(on_one, _float64_product(x, captured_weight), atol=0.05, rtol=1e-3)
-    torch.testing.assert_close(on_another, _float64_product(y, uncaptured_weight), atol=0.05, rtol=1e-3)
+    captured, uncaptured = _matrix_product_engine(device), _matrix_product_engine(device)
+    uncaptured[0].graphs.capturable = False
+    captured, uncaptured = _warmed_up(captured), _warmed_up(uncaptured)
+    assert _second_call_waits_for_the_first(captured, uncaptured), \
+        "the uncaptured call did not wait for the other engine's replay"
