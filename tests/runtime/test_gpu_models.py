@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torch_trt
+from torch_trt.targets.reference import program as reference_program
 from threads import run_in_threads
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -38,8 +39,14 @@ def test_bf16_resnet50_within_eager_error():
                               torch.bfloat16)
 
 
-def test_fp16_bert_base_within_eager_error():
+def test_fp16_bert_base_within_eager_error_its_layers_code_generated_once(monkeypatch):
+    """Within eager's error, and inductor compiles one encoder layer's code, not twelve (targets/reference/regions.py):
+    the layers before the first, one layer, and those after the last."""
     transformers = pytest.importorskip("transformers")
+    compiled = []
+    generate = reference_program._inductor
+    monkeypatch.setattr(reference_program, "_inductor",
+                        lambda graph, inputs, patches: compiled.append(graph) or generate(graph, inputs, patches))
 
     class Encoder(torch.nn.Module):
         def __init__(self):
@@ -53,6 +60,7 @@ def test_fp16_bert_base_within_eager_error():
     # without a mask, transformers' SDPA branch (is_causal) is the same for every input: tracing may fix it
     _check_within_eager_error(model, [torch.randint(0, 30000, (2, 128), device="cuda")], torch.float16,
                               allow_traced_control_flow=True)
+    assert len(compiled) == 3, [len(region.graph.nodes) for region in compiled]
 
 
 def test_torch_compile_holds_the_weights_on_the_gpu_once():

@@ -31,6 +31,7 @@ import torch.fx
 
 from .attention import fuse_attention
 from .bias import fuse_bias
+from . import regions
 from .enums import LayerType
 from .layers.shape import ValuesNotTraced
 from .shuffles import collapse_shuffles
@@ -169,27 +170,59 @@ def _layer_type(node):
 def _generate(program, inputs, patches):
     """Inductor's code for `program` at these input shapes.
 
-    Inductor traces the program itself (with fake tensors) and compiles it: no dynamo, so no guards that
-    engines of the same structure could share. A program with a layer that reads a shape tensor's values (a
-    reshape to a computed shape) is first traced to ATen on the real inputs (make_fx), which reads those
-    values and bakes them in, since fake tensors hold none. Static shapes let inductor pick the best kernels;
-    each new shape compiles once (engines are replayed per shape in CUDA graphs anyway). Fused kernels keep
-    their intermediates in float32, as TensorRT's fused kernels do: rounding each to its layer's dtype
-    (emulate_precision_casts) cost a quarter of inductor's time on BERT-base and made half engines less
-    accurate against float32.
+    Frozen, the program is compiled whole: inductor traces it itself (with fake tensors), so it reads the weights
+    as the constants they are. Otherwise it is traced here, weights as inputs, and compiled region by region, a
+    repeated block once (regions.py). Either way, no dynamo, so no guards that engines of the same structure
+    could share. A program with a layer that reads a shape tensor's values (a reshape to a computed shape) is
+    traced on the real inputs instead, which reads those values and bakes them in, since fake tensors hold none.
+    Static shapes let inductor pick the best kernels; each new shape compiles once (engines are replayed per
+    shape in CUDA graphs anyway). Fused kernels keep their intermediates in float32, as TensorRT's fused kernels
+    do: rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of inductor's time on
+    BERT-base and made half engines less accurate against float32.
     """
-    start = time.perf_counter()
-    try:
-        compiled = _inductor(program, inputs, patches)
-    except ValuesNotTraced:  # a layer reads a shape tensor's values, which inductor's fake tensors do not hold
-        logger.debug("reference engine: a layer reads a shape tensor's values; the program is traced on the real "
-                     "inputs first")
-        from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.proxy_tensor import make_fx
 
-        compiled = _inductor(_views_as_reshapes(make_fx(program)(*inputs)), inputs, patches)
+    start = time.perf_counter()
+    if patches["freezing"]:
+        compiled = _on_real_values_if_read(
+            lambda: _inductor(program, inputs, patches),
+            lambda: _inductor(_views_as_reshapes(make_fx(program)(*inputs)), inputs, patches))
+    else:
+        compiled = _by_regions(program, inputs, patches)
     logger.info("reference engine: inductor generated the kernels for input shapes %s in %.1fs",
                 [tuple(t.shape) for t in inputs], time.perf_counter() - start)
     return compiled
+
+
+def _by_regions(program, inputs, patches):
+    """`program` traced with its weights as inputs, compiled by regions (regions.py)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    parameters = dict(program.named_parameters(remove_duplicate=False))
+    weights = list(parameters.values())
+
+    def with_weights(*arguments):
+        return torch.func.functional_call(program, dict(zip(parameters, arguments)), arguments[len(weights):])
+
+    traced = _on_real_values_if_read(
+        lambda: make_fx(with_weights, tracing_mode="fake", _allow_non_fake_inputs=True)(*weights, *inputs),
+        lambda: make_fx(with_weights)(*weights, *inputs))
+    calls = regions.split(_views_as_reshapes(traced))
+    logger.info("reference engine: inductor generates the code of %d regions, called %d times (a repeated block's "
+                "once)", len({id(region) for region, _, _ in calls}), len(calls))
+    return regions.CompiledRegions(traced, weights, calls,
+                                   lambda region, examples: _inductor(region, examples, patches))
+
+
+def _on_real_values_if_read(trace_with_fake_tensors, trace_on_real_inputs):
+    """The first function's result, or the second's where a layer reads a shape tensor's values, which fake
+    tensors do not hold."""
+    try:
+        return trace_with_fake_tensors()
+    except ValuesNotTraced:
+        logger.debug("reference engine: a layer reads a shape tensor's values; the program is traced on the real "
+                     "inputs first")
+        return trace_on_real_inputs()
 
 
 def _inductor(graph, inputs, patches):
@@ -210,8 +243,9 @@ def _inductor(graph, inputs, patches):
 
     mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
     with tracing(TracingContext(mode)):
-        return compile_fx(graph, [mode.from_tensor(t, static_shapes=True) for t in inputs],
-                          config_patches={**patches, "always_keep_tensor_constants": True})
+        with mode:  # static fakes of the inputs, which may be fake tensors of another mode
+            examples = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in inputs]
+        return compile_fx(graph, examples, config_patches={**patches, "always_keep_tensor_constants": True})
 
 
 def _views_as_reshapes(graph):

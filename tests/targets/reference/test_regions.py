@@ -1,0 +1,162 @@
+"""Regional code generation: a repeated block's code is generated once and called on each block's own weights.
+
+Inductor is replaced by a stand-in that returns each region's graph as its code, so these run on the CPU; the
+GPU suite runs the real one (tests/runtime/test_gpu_models.py)."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import torch_trt.targets.reference as trt
+from torch_trt.targets.reference import program as reference_program
+from torch_trt.targets.reference import regions
+
+from .conftest import host_engine
+
+BLOCKS = 12
+SUM = trt.ElementWiseOperation.SUM
+
+
+def _weights(k, shape):
+    return np.random.default_rng(k).standard_normal(shape).astype(np.float32)
+
+
+def _dense(network, x, seed, activation):
+    """activation(x @ W + b), W and b drawn from `seed`."""
+    weight = network.add_constant((3, 3), _weights(seed, (3, 3))).get_output(0)
+    product = network.add_matrix_multiply(x, trt.MatrixOperation.NONE, weight, trt.MatrixOperation.NONE)
+    bias = network.add_constant((1, 3), _weights(seed + 1, (1, 3))).get_output(0)
+    biased = network.add_elementwise(product.get_output(0), bias, SUM).get_output(0)
+    return network.add_activation(biased, activation).get_output(0)
+
+
+def _block(network, x, k, residual):
+    """relu(tanh(x @ W + b) @ W' + b') + residual, with the block's own weights."""
+    hidden = _dense(network, x, 4 * k, trt.ActivationType.TANH)
+    return network.add_elementwise(_dense(network, hidden, 4 * k + 2, trt.ActivationType.RELU), residual,
+                                   SUM).get_output(0)
+
+
+def _blocks(odd=None):
+    """BLOCKS blocks in a chain; block `odd`'s residual is the network's input instead of its own input."""
+    def define(network, x):
+        y = x
+        for k in range(BLOCKS):
+            y = _block(network, y, k, x if k == odd else y)
+        return y
+    return define
+
+
+def _expected(x, odd=None):
+    def dense(y, seed):
+        return y @ torch.from_numpy(_weights(seed, (3, 3))) + torch.from_numpy(_weights(seed + 1, (1, 3)))
+
+    y = x
+    for k in range(BLOCKS):
+        y = torch.relu(dense(torch.tanh(dense(y, 4 * k)), 4 * k + 2)) + (x if k == odd else y)
+    return y
+
+
+def _compiled_by_regions(monkeypatch, define, shape=(2, 3)):
+    """(the engine's program compiled as on CUDA without freezing, [[region, calls]] of each region compiled)."""
+    compiled = []
+
+    def stand_in(region, examples, patches):
+        entry = [region, 0]
+        compiled.append(entry)
+
+        def call(*arguments):
+            entry[1] += 1
+            return region(*arguments)
+        return call
+
+    monkeypatch.setattr(reference_program, "_inductor", stand_in)
+    program = host_engine(define, shape=shape)[1]._module
+    assert not reference_program._freezes(program, torch.device("cuda"))
+    return reference_program.compile_program(program, 3, torch.device("cuda"), tf32=False), compiled
+
+
+def _ops(region):
+    return sum(node.op == "call_function" for node in region.graph.nodes)
+
+
+def test_a_repeated_block_generates_its_code_once_and_runs_with_each_blocks_weights(monkeypatch):
+    run, compiled = _compiled_by_regions(monkeypatch, _blocks())
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(run(x), [_expected(x)])
+    (block, calls), = [entry for entry in compiled if entry[1] > 1]
+    assert calls == BLOCKS
+    assert sum(_ops(region) for region, _ in compiled) < 2 * _ops(block)  # the rest is the few ops around the run
+
+
+def test_a_block_that_reads_another_value_ends_the_run(monkeypatch):
+    """Block 8 adds the network's input where its peers add their own: the same ops on values of the same shapes,
+    wired differently, so blocks 0-7 share code and block 8 on is generated apart."""
+    run, compiled = _compiled_by_regions(monkeypatch, _blocks(odd=8))
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(run(x), [_expected(x, odd=8)])
+    assert sorted(calls for _, calls in compiled) == [1, 8]
+
+
+def test_a_program_without_repeats_is_one_region(monkeypatch):
+    def define(network, x):
+        return network.add_activation(x, trt.ActivationType.RELU).get_output(0)
+
+    run, compiled = _compiled_by_regions(monkeypatch, define)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(run(x), [torch.relu(x)])
+    assert [calls for _, calls in compiled] == [1]
+
+
+def test_a_blocks_values_are_dropped_once_the_next_block_has_read_them(monkeypatch):
+    """As in the generated program, intermediates die at their last reader: block k's output is read by block k+1
+    only, so it is gone by the time block k+2 runs."""
+    results, alive_at_call = [], []
+    original = regions.CompiledRegions.__init__
+
+    def recording(self, graph_module, weights, calls, compile_region):
+        def compile_recording(region, examples):
+            code = compile_region(region, examples)
+
+            def call(*arguments):
+                alive_at_call.append([reference() is not None for reference in results[:-1]])
+                outputs = code(*arguments)
+                results.append(weakref.ref(outputs[0]))
+                return outputs
+            return call
+        original(self, graph_module, weights, calls, compile_recording)
+
+    monkeypatch.setattr(regions.CompiledRegions, "__init__", recording)
+    run, _ = _compiled_by_regions(monkeypatch, _blocks())
+    gc.collect()
+    run(torch.randn(2, 3))
+    assert len(alive_at_call) >= BLOCKS
+    assert not any(any(alive) for alive in alive_at_call)
+
+
+@pytest.mark.parametrize("keys, found", [
+    ("xy" + "abcd" * 3 + "z", (2, 4, 3, 0)),
+    ("x" + "abc" * 3 + "ab" + "y", (1, 3, 3, 2)),  # the blocks may start up to 2 keys later and still be 3
+    ("abcdefg", None),
+])
+def test_the_longest_run_is_the_one_saving_the_most_keys(monkeypatch, keys, found):
+    monkeypatch.setattr(regions, "MIN_SAVED_NODES", 2)
+    assert regions._longest_run(list(keys)) == found
+
+
+def test_a_program_that_reads_shape_values_is_traced_on_the_real_inputs(monkeypatch, caplog):
+    """Fake tensors hold no values: a reshape to a computed shape is traced on the real inputs, which bakes it in."""
+    def define(network, x):
+        shuffle = network.add_shuffle(x)
+        shuffle.set_input(1, network.add_shape(x).get_output(0))
+        return network.add_activation(shuffle.get_output(0), trt.ActivationType.RELU).get_output(0)
+
+    run, compiled = _compiled_by_regions(monkeypatch, define)
+    x = torch.randn(2, 3)
+    with caplog.at_level("DEBUG", logger="torch_trt"):
+        torch.testing.assert_close(run(x), [torch.relu(x)])
+    assert "traced on the real inputs" in caplog.text
+    assert [calls for _, calls in compiled] == [1]
