@@ -34,29 +34,38 @@ def _dense(network, x, seed, activation):
 
 
 def _block(network, x, k, residual):
-    """relu(tanh(x @ W + b) @ W' + b') + residual, with the block's own weights."""
+    """relu(tanh(x @ W + b) @ W' + b' + residual), with the block's own weights."""
     hidden = _dense(network, x, 4 * k, trt.ActivationType.TANH)
-    return network.add_elementwise(_dense(network, hidden, 4 * k + 2, trt.ActivationType.RELU), residual,
-                                   SUM).get_output(0)
+    output = network.add_matrix_multiply(hidden, trt.MatrixOperation.NONE,
+                                         network.add_constant((3, 3), _weights(4 * k + 2, (3, 3))).get_output(0),
+                                         trt.MatrixOperation.NONE).get_output(0)
+    bias = network.add_constant((1, 3), _weights(4 * k + 3, (1, 3))).get_output(0)
+    summed = network.add_elementwise(network.add_elementwise(output, bias, SUM).get_output(0), residual, SUM)
+    return network.add_activation(summed.get_output(0), trt.ActivationType.RELU).get_output(0)
 
 
-def _blocks(odd=None):
-    """BLOCKS blocks in a chain; block `odd`'s residual is the network's input instead of its own input."""
+def _blocks(odd=None, lead_in=False):
+    """BLOCKS blocks in a chain; block `odd`'s residual is the network's input instead of its own input. With
+    `lead_in`, the chain starts with relu(x + c), the ops that end every block."""
     def define(network, x):
         y = x
+        if lead_in:
+            shift = network.add_constant((2, 3), _weights(99, (2, 3))).get_output(0)
+            y = network.add_activation(network.add_elementwise(x, shift, SUM).get_output(0),
+                                       trt.ActivationType.RELU).get_output(0)
         for k in range(BLOCKS):
             y = _block(network, y, k, x if k == odd else y)
         return y
     return define
 
 
-def _expected(x, odd=None):
+def _expected(x, odd=None, lead_in=False):
     def dense(y, seed):
         return y @ torch.from_numpy(_weights(seed, (3, 3))) + torch.from_numpy(_weights(seed + 1, (1, 3)))
 
-    y = x
+    y = torch.relu(x + torch.from_numpy(_weights(99, (2, 3)))) if lead_in else x
     for k in range(BLOCKS):
-        y = torch.relu(dense(torch.tanh(dense(y, 4 * k)), 4 * k + 2)) + (x if k == odd else y)
+        y = torch.relu(dense(torch.tanh(dense(y, 4 * k)), 4 * k + 2) + (x if k == odd else y))
     return y
 
 
@@ -83,6 +92,10 @@ def _ops(region):
     return sum(node.op == "call_function" for node in region.graph.nodes)
 
 
+def _first_op(region):
+    return next(node.target for node in region.graph.nodes if node.op == "call_function")
+
+
 def test_a_repeated_block_generates_its_code_once_and_runs_with_each_blocks_weights(monkeypatch):
     run, compiled = _compiled_by_regions(monkeypatch, _blocks())
     x = torch.randn(2, 3)
@@ -90,6 +103,17 @@ def test_a_repeated_block_generates_its_code_once_and_runs_with_each_blocks_weig
     (block, calls), = [entry for entry in compiled if entry[1] > 1]
     assert calls == BLOCKS
     assert sum(_ops(region) for region, _ in compiled) < 2 * _ops(block)  # the rest is the few ops around the run
+
+
+def test_blocks_start_at_a_gemm_where_fused_kernels_would_be_split_elsewhere(monkeypatch):
+    """The chain starts with the ops that end each block (a sum and its relu), so blocks could start there; cut
+    between a sum and what reads it, the sum would be stored in its dtype where inductor keeps it in float32 inside
+    one kernel. Cut before the GEMM, the values crossing are stored for the GEMM anyway."""
+    run, compiled = _compiled_by_regions(monkeypatch, _blocks(lead_in=True))
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(run(x), [_expected(x, lead_in=True)])
+    (block, calls), = [entry for entry in compiled if entry[1] > 1]
+    assert calls == BLOCKS and _first_op(block) == torch.ops.aten.addmm.default
 
 
 def test_a_block_that_reads_another_value_ends_the_run(monkeypatch):

@@ -10,7 +10,9 @@ compilation compiles a repeated module once:
 
 Blocks are found in the traced graph, so finding them needs no knowledge of layers: a run of spans of nodes that
 match node for node (same op, same literal arguments, each argument made at the same place in the span, or read
-from outside it with the same shape, strides and dtype). A block starts where the fewest values cross into it.
+from outside it with the same shape, strides and dtype). A block starts before a GEMM, convolution or attention
+kernel where it can (values crossing there are stored for that kernel anyway, so no fused kernel is split), and
+where the fewest values cross into it.
 """
 
 import operator
@@ -20,6 +22,9 @@ import torch
 import torch.fx
 
 MIN_SAVED_NODES = 32  # a shorter repetition stays in one region: it would save less code generation than it costs
+_LIBRARY_KERNELS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "scaled_dot_product_attention"}  # not generated
+_VIEWS = {"reshape", "view", "_unsafe_view", "permute", "transpose", "t", "expand", "alias", "unsqueeze", "squeeze",
+          "slice", "select", "getitem"}
 
 
 def split(graph_module):
@@ -64,12 +69,29 @@ def _repeated_blocks(nodes):
     if found is None:
         return []
     start, period, count, slack = found
-    readers = _last_readers(nodes)
-    start = min(range(start, start + slack + 1), key=lambda cut: int(np.sum(readers[:cut] >= cut)))
-    blocks = [nodes[start + k * period:][:period] for k in range(count)]
+    end, readers = start + count * period + slack, _last_readers(nodes)
+
+    def cost(cut):  # tensors crossing it, then a cut before a GEMM, then the most blocks, then the fewest crossing
+        crossing = [nodes[i] for i in np.flatnonzero(readers[:cut] >= cut)]
+        return (not all(map(_is_tensor, crossing)), not _before_a_library_kernel(nodes, cut),
+                -((end - cut) // period), len(crossing))
+
+    start = min(range(start, start + period), key=cost)
+    blocks = [nodes[start + k * period:][:period] for k in range((end - start) // period)]
     signature = _signature(blocks[0])[0]
-    blocks = blocks[:next((k for k, block in enumerate(blocks) if _signature(block)[0] != signature), count)]
+    blocks = blocks[:next((k for k, block in enumerate(blocks) if _signature(block)[0] != signature), len(blocks))]
     return blocks if period * (len(blocks) - 1) >= MIN_SAVED_NODES else []
+
+
+def _before_a_library_kernel(nodes, cut):
+    """Whether the ops from `cut` on start with a GEMM, convolution or attention kernel, views aside: values
+    crossing such a cut are stored for that kernel anyway, so the cut splits no fused kernel. (A cut before a
+    residual sum's normalization would store the sum in its dtype, where one kernel would keep it in float32.)"""
+    for node in nodes[cut:]:
+        name = getattr(node.target, "_opname", getattr(node.target, "__name__", ""))
+        if name not in _VIEWS:
+            return name in _LIBRARY_KERNELS or name.startswith("_scaled_dot_product")
+    return False
 
 
 def _longest_run(keys):
