@@ -17,7 +17,7 @@ from torch_trt.targets.reference import regions
 from .conftest import host_engine
 
 BLOCKS = 12
-SUM = trt.ElementWiseOperation.SUM
+SUM, PROD = trt.ElementWiseOperation.SUM, trt.ElementWiseOperation.PROD
 
 
 def _weights(k, shape):
@@ -184,3 +184,17 @@ def test_a_program_that_reads_shape_values_is_traced_on_the_real_inputs(monkeypa
         torch.testing.assert_close(run(x), [torch.relu(x)])
     assert "traced on the real inputs" in caplog.text
     assert [calls for _, calls in compiled] == [1]
+
+
+def test_a_tensor_the_program_makes_while_traced_runs_with_its_values(monkeypatch):
+    """A layer's output made from Python values (a shape tensor) is a constant of the trace, read at run time from
+    the traced module (its record in the trace is a fake copy, with no values)."""
+    def define(network, x):
+        shape = network.add_cast(network.add_shape(x).get_output(0), trt.float32).get_output(0)
+        column = network.add_shuffle(shape)
+        column.reshape_dims = (2, 1)
+        return network.add_elementwise(x, column.get_output(0), PROD).get_output(0)
+
+    run, _ = _compiled_by_regions(monkeypatch, define)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(run(x), [x * torch.tensor([[2.0], [3.0]])])

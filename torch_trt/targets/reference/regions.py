@@ -174,10 +174,15 @@ def _describe(node):
 
 
 def value_of(node):
-    """The traced value of `node`: a fake tensor, or a constant's own value."""
+    """The traced value of `node`, a fake tensor where the trace recorded one."""
     if node.op == "get_attr" and "val" not in node.meta:
-        return operator.attrgetter(node.target)(node.graph.owning_module)
+        return _attribute(node)
     return node.meta.get("val")
+
+
+def _attribute(node):
+    """The value a get_attr node reads (its meta value may be a fake copy)."""
+    return operator.attrgetter(node.target)(node.graph.owning_module)
 
 
 def _meta(value):
@@ -206,7 +211,7 @@ class CompiledRegions:
             self._initial[slots[node]] = weight
         for node in graph.nodes:
             if node.op == "get_attr":
-                self._initial[slots[node]] = value_of(node)
+                self._initial[slots[node]] = _attribute(node)
         self._inputs = [slots[node] for node in placeholders[len(weights):]]
         (output,) = [node for node in graph.nodes if node.op == "output"]
         self._outputs = [slots[node] for node in output.args[0]]
