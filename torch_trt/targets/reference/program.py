@@ -208,8 +208,10 @@ def _by_regions(program, inputs, patches):
         lambda: make_fx(with_weights, tracing_mode="fake", _allow_non_fake_inputs=True)(*weights, *inputs),
         lambda: make_fx(with_weights)(*weights, *inputs))
     calls = regions.split(_views_as_reshapes(traced))
-    logger.info("reference engine: inductor generates the code of %d regions, called %d times (a repeated block's "
-                "once)", len({id(region) for region, _, _ in calls}), len(calls))
+    distinct = len({id(region) for region, _, _ in calls})
+    if distinct < len(calls):
+        logger.info("reference engine: a block repeats %d times; inductor generates its code once (%d regions)",
+                    len(calls) - distinct + 1, distinct)
     return regions.CompiledRegions(traced, weights, calls,
                                    lambda region, examples: _inductor(region, examples, patches))
 
