@@ -15,7 +15,8 @@ reference does the same when an engine is loaded:
 - code generation: at `builder_optimization_level` >= 2 (CUDA) or >= 4 (CPU, where generating
   C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
   inductor, once per input shape; level 4 times candidate pointwise kernels and padded matrix products,
-  level 5 autotunes all its kernels. Inductor freezes the weights into constants where that pays (`_freezes`).
+  level 5 autotunes all its kernels. Inductor freezes the weights into constants where that pays (`_freezes`);
+  a program it does not freeze is compiled by regions, a block that repeats (a transformer's layer) once (regions.py).
   Below that, the generated Python runs as it is, except that a step making a view of its one input makes it
   with one as_strided call at every input layout seen before (view_replay.py). Inductor's FX graph cache keeps
   the generated code on disk, keyed by the traced graph and the weights' shapes (not their values), so a later
