@@ -170,10 +170,10 @@ def _literal(value, reference):
 
 def _describe(node):
     """A node's value as what a region's code assumes of it: shape, strides, dtype and device of each tensor."""
-    return _meta(value_of(node))
+    return _meta(_traced_value(node))
 
 
-def value_of(node):
+def _traced_value(node):
     """The traced value of `node`, a fake tensor where the trace recorded one."""
     if node.op == "get_attr" and "val" not in node.meta:
         return _attribute(node)
@@ -194,7 +194,7 @@ def _meta(value):
 
 
 def _is_tensor(node):
-    return isinstance(value_of(node), torch.Tensor)
+    return isinstance(_traced_value(node), torch.Tensor)
 
 
 class CompiledRegions:
@@ -218,7 +218,7 @@ class CompiledRegions:
         compiled = {}
         for region, arguments, _ in calls:
             if id(region) not in compiled:
-                compiled[id(region)] = compile_region(region, [value_of(node) for node in arguments])
+                compiled[id(region)] = compile_region(region, [_traced_value(node) for node in arguments])
         last_step = {}  # slot -> the last call reading or making it
         for step, (_, arguments, results) in enumerate(calls):
             last_step.update((slots[node], step) for node in [*arguments, *results])
