@@ -5,6 +5,7 @@ import torch
 
 from torch_trt import Input
 from torch_trt.errors import TorchTRTError
+from torch_trt.partitioning import shape_analysis
 from torch_trt.partitioning.shape_analysis import analyze
 
 
@@ -14,10 +15,10 @@ CONSTANTS = """
   %one : int = prim::Constant[value=1]()"""
 
 
-def _analyze(body, specs, inputs="%x : Tensor", examples=None):
+def _analyze(body, specs, inputs="%x : Tensor", examples=None, device="cpu"):
     """Analyze the IR graph `body`; infos keyed by the kind of the node producing each value."""
     graph = torch._C.parse_ir(f"graph({inputs}):{CONSTANTS}{body}")
-    infos = analyze(graph, specs, "cpu", examples)
+    infos = analyze(graph, specs, device, examples)
     return {value.node().kind(): info for value, info in infos.items()}  # parse_ir drops value names
 
 
@@ -67,3 +68,23 @@ def test_a_model_no_data_suits_names_the_run():
   %shape : int[] = prim::Constant[value=[7]]()
   %y : Tensor = aten::view(%x, %shape)
   return (%y)""", [Input((3,))])
+
+
+def test_shapes_for_a_cuda_engine_come_from_meta_tensors_where_no_op_needs_data():
+    """An example of this opt shape would take 4 TiB: for a CUDA device, a graph whose ops need no data runs on meta
+    tensors, which allocate nothing (no GPU is needed: nothing runs on it)."""
+    infos = _analyze("""
+  %y : Tensor = aten::relu(%x)
+  %n : int = aten::size(%y, %zero)
+  return (%y, %n)""", [Input((1 << 20, 1 << 20))], device="cuda")
+    assert infos["aten::relu"].opt_shape == (1 << 20, 1 << 20) and infos["aten::size"].values == (1 << 20,)
+
+
+def test_a_graph_asking_where_a_tensor_is_runs_on_data(monkeypatch):
+    """On meta tensors `x.is_cpu` would be False, and a branch on it (MultiheadAttention's fast-path check reads
+    str(x.device)) could take another path than the engine's device does."""
+    monkeypatch.setattr(shape_analysis, "_is_cuda", lambda device: True)  # meta runs are tried for CUDA engines
+    infos = _analyze("""
+  %c : bool = prim::is_cpu(%x)
+  return (%c)""", [Input((2,))])
+    assert infos["prim::is_cpu"].values[0] is True

@@ -2,10 +2,15 @@
 
 `analyze(graph, input_specs, device, examples=None)` copies the graph, makes the shape and dtype
 of every tensor value of its top block an output (not the tensor, so each intermediate is freed
-at its last use as in a normal run, and peak memory stays the model's own), and runs the copy
-(through `torch._C._create_function_from_graph`) on inputs at the specs' opt shape (the user's
-example tensors when given), at the min and max shapes when a spec is dynamic (else on one more
-opt draw), and on a last opt draw. Random data can be invalid for a model (integer division by zero, indices out of
+at its last use as in a normal run), and runs the copy (through `torch._C._create_function_from_graph`).
+For a CUDA device, it runs first on meta tensors, its tensor constants moved to meta too, at the specs'
+opt shapes (the user's examples' shapes when given) and at the min and max shapes when a spec is
+dynamic: nothing is computed or allocated, where a run on the GPU held twice eager's activations (a
+batch-32 BERT-base). On the CPU, whose runs cost little, that would only add importing PyTorch's meta
+kernels (which import dynamo). Where an op needs data (nonzero, item, a branch on a value), has no meta
+kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs on data, on `device`: on inputs at the opt shape (the user's
+example tensors when given), at the min and max shapes when a spec is dynamic (else on one more opt
+draw), and on a last opt draw. Random data can be invalid for a model (integer division by zero, indices out of
 range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and min/max,
 must succeed. A dim that differs between runs whose inputs have
 the same shapes depends on the data (nonzero, masked_select): no engine profile can cover it,
@@ -27,6 +32,10 @@ from .support import is_tensor
 logger = logging.getLogger(__name__)
 
 FILLS = ("random", "ones", "zeros")
+# Ops reading where a tensor is (MultiheadAttention's fast-path check reads str(x.device)): on meta tensors they
+# would answer "meta", and a branch on that answer could take another path than the engine's device does.
+_DEVICE_QUERIES = ("prim::device", "prim::is_cuda", "prim::is_cpu", "prim::is_meta", "prim::is_xpu", "prim::is_mps",
+                   "prim::is_mkldnn", "prim::is_vulkan", "prim::is_ipu", "prim::is_xla", "prim::is_mtia")
 
 
 @dataclass(frozen=True)
@@ -69,19 +78,54 @@ class ValueInfo:
 def analyze(graph, input_specs, device, examples=None):
     """{Value: TensorInfo or ValueInfo} for the graph inputs and the tensor and plain values of top-level nodes."""
     copy, values, kinds = _probe_graph(graph, input_specs)
-    function = torch._C._create_function_from_graph("torch_trt_shape_analysis", copy)
     dynamic = any(spec.is_dynamic for spec in input_specs)
-    varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
-    runs_to_try = [("opt", examples, True)] + varied + [("opt", None, False)]
-    runs = []
     # Unoptimized execution: the profiling executor would spend its first runs, all there are, recording and fusing.
-    with torch.no_grad(), torch.jit.optimized_execution(False), torch.random.fork_rng(devices=_cuda_indices(device)):
+    with torch.no_grad(), torch.jit.optimized_execution(False):
+        on_meta = _is_cuda(device) and not any(copy.findAllNodes(kind) for kind in _DEVICE_QUERIES)
+        runs = _runs_on_meta(copy, kinds, input_specs, examples, dynamic) if on_meta else None
+        if runs is None:
+            runs = _runs_on_data(copy, kinds, input_specs, examples, dynamic, device)
+    return {value: _info(value, index, runs) for index, value in enumerate(values)}
+
+
+def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
+    """The runs of `graph` on meta tensors (at the opt shapes, and at min and max where a spec is dynamic), its
+    tensor constants on meta too (module docstring). None where the graph needs data (nonzero, item, a branch on a
+    value) or an op has no meta kernel; the runs on data then settle it."""
+    def on_meta(which):
+        return [torch.empty(getattr(spec, f"{which}_shape"), dtype=spec.dtype, device="meta") for spec in input_specs]
+
+    runs = [[torch.empty_like(t, device="meta") for t in examples] if examples is not None else on_meta("opt")]
+    runs += [on_meta("min"), on_meta("max")] if dynamic else []
+    try:
+        meta = graph.copy()
+        for node in meta.nodes():  # 0-dim constants stay: a Python number's keeps its place in type promotion
+            if node.kind() == "prim::Constant" and node.output().type().kind() == "TensorType" and node.t("value").dim():
+                node.t_("value", node.t("value").to("meta"))
+        function = torch._C._create_function_from_graph("torch_trt_shape_analysis_on_meta", meta)
+        return [_outputs(function, kinds, inputs) for inputs in runs]
+    except Exception as error:  # the graph reads data, or an op or a constant cannot be on meta
+        logger.debug("shape analysis on meta tensors stopped (%s); the graph runs on example inputs",
+                     str(error).strip().splitlines()[-1])
+        return None
+
+
+def _runs_on_data(graph, kinds, input_specs, examples, dynamic, device):
+    """The runs of `graph` on example inputs on `device` (module docstring), each trying the fills in turn."""
+    function = torch._C._create_function_from_graph("torch_trt_shape_analysis", graph)
+    varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
+    runs = []
+    with torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
-        for which, given, required in runs_to_try:
+        for which, given, required in [("opt", examples, True)] + varied + [("opt", None, False)]:
             run = _run(function, kinds, input_specs, which, given, device, required)
             if run is not None:
                 runs.append(run)
-    return {value: _info(value, index, runs) for index, value in enumerate(values)}
+    return runs
+
+
+def _is_cuda(device):
+    return torch.device(device).type == "cuda"
 
 
 def _cuda_indices(device):
@@ -101,19 +145,22 @@ def _run(function, kinds, input_specs, which, given, device, required):
         else:
             inputs = [_example(spec, which, fill, device) for spec in input_specs]
         try:
-            outputs = function(*inputs)
+            return _outputs(function, kinds, inputs)
         except Exception as error:  # the model rejects this data; the next fill may suit it
             errors.append(f"{fill}: {str(error).strip().splitlines()[-1]}")
-            continue
-        outputs, values = iter(outputs), []
-        for tensor in kinds:
-            values.append((tuple(next(outputs)), scalar_type(next(outputs))) if tensor else next(outputs))
-        return [tuple(t.shape) for t in inputs], values
     if required:
         raise TorchTRTError(f"shape analysis could not run the lowered graph on {which}-shape example inputs made "
                             f"from the Input specs ({'; '.join(errors)})")
     logger.debug("shape analysis skipped a %s run: %s", which, "; ".join(errors))
     return None
+
+
+def _outputs(function, kinds, inputs):
+    """(input shapes, [(shape, dtype) or plain value] per value) of one run of the probe function on `inputs`."""
+    outputs, values = iter(function(*inputs)), []
+    for tensor in kinds:
+        values.append((tuple(next(outputs)), scalar_type(next(outputs))) if tensor else next(outputs))
+    return [tuple(t.shape) for t in inputs], values
 
 
 def _example(spec, which, fill, device):
