@@ -116,6 +116,14 @@ def test_blocks_start_at_a_gemm_where_fused_kernels_would_be_split_elsewhere(mon
     assert calls == BLOCKS and _first_op(block) == torch.ops.aten.addmm.default
 
 
+def test_each_input_shape_of_a_dynamic_engine_generates_its_own_regions(monkeypatch):
+    run, compiled = _compiled_by_regions(monkeypatch, _blocks(), shape=(-1, 3))
+    for batch in (2, 5):
+        x = torch.randn(batch, 3)
+        torch.testing.assert_close(run(x), [_expected(x)])
+    assert [calls for _, calls in compiled if calls > 1] == [BLOCKS, BLOCKS]
+
+
 def test_a_block_that_reads_another_value_ends_the_run(monkeypatch):
     """Block 8 adds the network's input where its peers add their own: the same ops on values of the same shapes,
     wired differently, so blocks 0-7 share code and block 8 on is generated apart."""
