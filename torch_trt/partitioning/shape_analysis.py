@@ -8,13 +8,13 @@ opt shapes (the user's examples' shapes when given) and at the min and max shape
 dynamic: nothing is computed or allocated, where a run on the GPU held twice eager's activations (a
 batch-32 BERT-base). On the CPU, whose runs cost little, that would only add importing PyTorch's meta
 kernels (which import dynamo). Where an op needs data (nonzero, item, a branch on a value), has no meta
-kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs on data, on `device`: on inputs at the opt shape (the user's
-example tensors when given), at the min and max shapes when a spec is dynamic (else on one more opt
-draw), and on a last opt draw. Random data can be invalid for a model (integer division by zero, indices out of
-range), so each run falls back to all-ones then all-zeros inputs; only the opt run, and min/max,
-must succeed. A dim that differs between runs whose inputs have
-the same shapes depends on the data (nonzero, masked_select): no engine profile can cover it,
-so such a tensor is marked with a `problem`. Plain non-tensor values (ints, lists of ints, ...)
+kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs on data, on
+`device`: on inputs at the opt shape (the user's example tensors when given), at the min and max shapes
+when a spec is dynamic (else on one more opt draw), and on a last opt draw. Random data can be invalid
+for a model (integer division by zero, indices out of range), so each run falls back to all-ones then
+all-zeros inputs; only the opt run, and min/max, must succeed. A dim that differs between runs whose
+inputs have the same shapes depends on the data (nonzero, masked_select): no engine profile can cover
+it, so such a tensor is marked with a `problem`. Plain non-tensor values (ints, lists of ints, ...)
 are recorded too: one that differs between runs depends on a dynamic shape or on tensor data,
 so an engine cannot evaluate it when it is built.
 """
@@ -99,8 +99,8 @@ def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
     runs += [on_meta("min"), on_meta("max")] if dynamic else []
     try:
         meta = graph.copy()
-        for node in meta.nodes():  # 0-dim constants stay: a Python number's keeps its place in type promotion
-            if node.kind() == "prim::Constant" and node.output().type().kind() == "TensorType" and node.t("value").dim():
+        for node in meta.findAllNodes("prim::Constant"):  # 0-dim ones stay: a Python number's keeps its place in
+            if node.output().type().kind() == "TensorType" and node.t("value").dim():  # type promotion
                 node.t_("value", node.t("value").to("meta"))
         function = torch._C._create_function_from_graph("torch_trt_shape_analysis_on_meta", meta)
         return [_outputs(function, kinds, inputs) for inputs in runs]

@@ -30,9 +30,9 @@ import time
 import torch
 import torch.fx
 
+from . import regions
 from .attention import fuse_attention
 from .bias import fuse_bias
-from . import regions
 from .enums import LayerType
 from .layers.shape import ValuesNotTraced
 from .shuffles import collapse_shuffles
