@@ -5,6 +5,7 @@ import torch
 
 import torch_trt
 import transformers as hf
+from counted_regions import counting
 from torch_trt.targets.reference import program as reference_program
 from zoo import TEXT, MainOutput, VisionOnly, build
 
@@ -42,17 +43,7 @@ def test_a_transformers_layers_run_one_regions_code(monkeypatch, name):
     this path; here the CPU takes it too, each region run as its traced graph instead of inductor's code."""
     monkeypatch.setitem(reference_program.CODEGEN_LEVEL, "cpu", 3)
     monkeypatch.setattr(reference_program, "_freezes", lambda program, device: False)
-    calls = []
-
-    def stand_in(region, examples, patches):
-        index = len(calls)
-        calls.append(0)
-
-        def run(*arguments):
-            calls[index] += 1
-            return region(*arguments)
-        return run
-
+    stand_in, generated = counting(lambda region, examples, patches: region)
     monkeypatch.setattr(reference_program, "_inductor", stand_in)
     torch.manual_seed(0)
     model, inputs = DEEPER[name]()
@@ -60,4 +51,5 @@ def test_a_transformers_layers_run_one_regions_code(monkeypatch, name):
     compiled = torch.compile(model, backend="tensorrt", options={"require_full_compilation": True})
     with torch.no_grad():
         torch.testing.assert_close(compiled(*inputs), model(*inputs), rtol=1e-4, atol=1e-4)
+    calls = [count for _, count in generated]
     assert max(calls) >= LAYERS - 1 and len(calls) <= 3, calls

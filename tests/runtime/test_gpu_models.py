@@ -9,6 +9,7 @@ import torch
 
 import torch_trt
 from torch_trt.targets.reference import program as reference_program
+from counted_regions import counting
 from threads import run_in_threads
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -43,19 +44,8 @@ def test_fp16_bert_base_within_eager_error_its_layers_code_generated_once(monkey
     """Within eager's error, and inductor compiles one encoder layer's code, called twelve times, besides the code of
     the ops around the layers (targets/reference/regions.py)."""
     transformers = pytest.importorskip("transformers")
-    calls = []  # per region compiled, how many times its code ran
-    generate = reference_program._inductor
-
-    def counting(graph, inputs, patches):
-        code, index = generate(graph, inputs, patches), len(calls)
-        calls.append(0)
-
-        def run(*arguments):
-            calls[index] += 1
-            return code(*arguments)
-        return run
-
-    monkeypatch.setattr(reference_program, "_inductor", counting)
+    stand_in, generated = counting(reference_program._inductor)
+    monkeypatch.setattr(reference_program, "_inductor", stand_in)
 
     class Encoder(torch.nn.Module):
         def __init__(self):
@@ -69,6 +59,7 @@ def test_fp16_bert_base_within_eager_error_its_layers_code_generated_once(monkey
     # without a mask, transformers' SDPA branch (is_causal) is the same for every input: tracing may fix it
     _check_within_eager_error(model, [torch.randint(0, 30000, (2, 128), device="cuda")], torch.float16,
                               allow_traced_control_flow=True)
+    calls = [count for _, count in generated]
     assert max(calls) == 12 and len(calls) <= 3, calls
 
 

@@ -14,6 +14,8 @@ import torch_trt.targets.reference as trt
 from torch_trt.targets.reference import program as reference_program
 from torch_trt.targets.reference import regions
 
+from counted_regions import counting
+
 from .conftest import host_engine
 
 BLOCKS = 12
@@ -71,17 +73,7 @@ def _expected(x, odd=None, lead_in=False):
 
 def _compiled_by_regions(monkeypatch, define, shape=(2, 3)):
     """(the engine's program compiled as on CUDA without freezing, [[region, calls]] of each region compiled)."""
-    compiled = []
-
-    def stand_in(region, examples, patches):
-        entry = [region, 0]
-        compiled.append(entry)
-
-        def call(*arguments):
-            entry[1] += 1
-            return region(*arguments)
-        return call
-
+    stand_in, compiled = counting(lambda region, examples, patches: region)
     monkeypatch.setattr(reference_program, "_inductor", stand_in)
     program = host_engine(define, shape=shape)[1]._module
     assert not reference_program._freezes(program, torch.device("cuda"))
