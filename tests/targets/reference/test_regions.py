@@ -198,3 +198,14 @@ def test_a_tensor_the_program_makes_while_traced_runs_with_its_values(monkeypatc
     run, _ = _compiled_by_regions(monkeypatch, define)
     x = torch.randn(2, 3)
     torch.testing.assert_close(run(x), [x * torch.tensor([[2.0], [3.0]])])
+
+
+def test_a_program_of_no_ops_generates_no_code(monkeypatch):
+    """Its output is a folded constant: the traced program returns a weight, and no region is compiled."""
+    def define(network, x):
+        constant = network.add_constant((2, 3), _weights(7, (2, 3))).get_output(0)
+        return network.add_elementwise(constant, constant, SUM).get_output(0)
+
+    run, compiled = _compiled_by_regions(monkeypatch, define)
+    torch.testing.assert_close(run(torch.randn(2, 3)), [2 * torch.from_numpy(_weights(7, (2, 3)))])
+    assert compiled == []

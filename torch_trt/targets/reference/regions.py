@@ -33,7 +33,7 @@ def split(graph_module):
     nodes = [node for node in graph_module.graph.nodes if node.op == "call_function"]
     blocks = _repeated_blocks(nodes)
     if not blocks:
-        return [_call(nodes)]
+        return [_call(nodes)] if nodes else []  # a program of no ops returns its inputs or constants
     first, end = nodes.index(blocks[0][0]), nodes.index(blocks[-1][-1]) + 1
     exported = sorted(set().union(*(_exported(block) for block in blocks)))  # positions any block's reader needs
     shared = _region(blocks[0], _externals(blocks[0]), [blocks[0][i] for i in exported])
