@@ -93,7 +93,7 @@ def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
     tensor constants on meta too (module docstring). None where the graph needs data (nonzero, item, a branch on a
     value) or an op has no meta kernel; the runs on data then settle it."""
     def on_meta(which):
-        return [torch.empty(getattr(spec, f"{which}_shape"), dtype=spec.dtype, device="meta") for spec in input_specs]
+        return [_example(spec, which, "zeros", "meta") for spec in input_specs]
 
     runs = [[torch.empty_like(t, device="meta") for t in examples] if examples is not None else on_meta("opt")]
     runs += [on_meta("min"), on_meta("max")] if dynamic else []

@@ -316,11 +316,13 @@ def test_a_cached_engine_never_runs_with_another_engines_one_element_constant():
 
 
 def test_a_compile_that_generates_no_code_imports_no_inductor():
-    """Inductor and dynamo take about 2 s to import: a TorchScript compile and call on the CPU at the default level,
-    which generates no code, must not pay for them."""
+    """Inductor's code generator takes seconds to import: a TorchScript compile of an engine and its call on the CPU
+    at the default level, which generates no code, must not pay for it. (Dynamo is imported anyway: PyTorch's meta
+    kernels, which the reference network's shape inference runs, import it.)"""
     script = ("import sys, torch, torch_trt\n"
-              "compiled = torch_trt.compile(torch.nn.Linear(8, 8).eval(), inputs=[torch_trt.Input((2, 8))])\n"
+              "compiled = torch_trt.compile(torch.nn.Linear(8, 8).eval(), inputs=[torch_trt.Input((2, 8))],\n"
+              "                             min_block_size=1, require_full_compilation=True)\n"
               "compiled(torch.randn(2, 8))\n"
-              "print(sorted(m for m in ('torch._inductor.compile_fx', 'torch._dynamo') if m in sys.modules))\n")
+              "print(sorted(m for m in ('torch._inductor.compile_fx',) if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -181,10 +181,10 @@ def _generate(program, inputs, patches):
     do: rounding each to its layer's dtype (emulate_precision_casts) cost a quarter of inductor's time on
     BERT-base and made half engines less accurate against float32.
     """
-    from torch.fx.experimental.proxy_tensor import make_fx
-
     start = time.perf_counter()
     if patches["freezing"]:
+        from torch.fx.experimental.proxy_tensor import make_fx
+
         compiled = _on_real_values_if_read(
             lambda: _inductor(program, inputs, patches),
             lambda: _inductor(_views_as_reshapes(make_fx(program)(*inputs)), inputs, patches))
