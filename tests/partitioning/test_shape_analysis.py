@@ -80,6 +80,20 @@ def test_shapes_for_a_cuda_engine_come_from_meta_tensors_where_no_op_needs_data(
     assert infos["aten::relu"].opt_shape == (1 << 20, 1 << 20) and infos["aten::size"].values == (1 << 20,)
 
 
+def test_a_traced_convolution_for_a_cuda_engine_runs_on_meta_tensors():
+    """torch.jit.trace records aten::_convolution, which has no meta kernel in PyTorch's CUDA builds; a ResNet-50's
+    analysis then ran on the GPU and held more than eager's activations. This opt shape would take 8 TiB on data."""
+    infos = _analyze("""
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %s : int[] = prim::ListConstruct(%one, %one)
+  %p : int[] = prim::ListConstruct(%zero, %zero)
+  %y : Tensor = aten::_convolution(%x, %w, %none, %s, %p, %s, %f, %p, %one, %f, %f, %t, %t)
+  return (%y)""", [Input((1 << 20, 3, 1 << 10, 1 << 10)), Input((8, 3, 1, 1))], "%x : Tensor, %w : Tensor",
+                     device="cuda")
+    assert infos["aten::_convolution"].opt_shape == (1 << 20, 8, 1 << 10, 1 << 10)
+
+
 def test_a_graph_asking_where_a_tensor_is_runs_on_data(monkeypatch):
     """On meta tensors `x.is_cpu` would be False, and a branch on it (MultiheadAttention's fast-path check reads
     str(x.device)) could take another path than the engine's device does."""

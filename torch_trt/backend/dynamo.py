@@ -37,7 +37,7 @@ from ..targets import resolve_target
 from . import engine_cache
 from .decompositions import decompose
 from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
-from .fx_to_script import canonical_text, tensor_constants, tensor_version, trace_frozen, without_runtime_asserts
+from .fx_to_script import canonical_text, tensor_constants, tensor_version, trace_frozen, traceable_copy
 from .graph_signature import UnsupportedGraph, signature_of
 from .pipeline import compile_frozen
 
@@ -122,7 +122,7 @@ class CompiledGraph:
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
-        self.traceable = decompose(without_runtime_asserts(gm), example_args, settings)
+        self.traceable = decompose(traceable_copy(gm), example_args, settings)
         self.builds, self.current, self.min_one = Builds.ONE_ENGINE, EngineSet(None, []), None
         self.shelved = []  # most recently used first
 

@@ -25,14 +25,29 @@ _RUNTIME_ASSERTS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_co
                     torch.ops.aten.sym_constrain_range.default, torch.ops.aten._assert_async.msg}
 
 
-def without_runtime_asserts(gm):
-    """A copy of the graph without dynamo's runtime checks on SymInts, which a trace cannot record."""
+def traceable_copy(gm):
+    """A copy of the graph for torch.jit.trace: without dynamo's runtime checks on SymInts, which a trace cannot
+    record, and with each attention mask whose last dim is broadcast (stride 0) made contiguous. PyTorch's fused
+    GPU attention kernels refuse such a mask, and its math path held twice eager's activations while tracing a
+    batch-32 BERT-base (transformers builds an expanded all-True mask when compiled, none when eager)."""
     graph = copy.deepcopy(gm.graph)
     for node in reversed(list(graph.nodes)):
         unused_number = not node.users and isinstance(node.meta.get("example_value"), (torch.SymBool, torch.SymInt))
         if node.op == "call_function" and (node.target in _RUNTIME_ASSERTS or unused_number):
             graph.erase_node(node)
+        elif node.op == "call_function" and node.target is torch._C._nn.scaled_dot_product_attention:
+            _contiguous_mask(graph, node)
     return torch.fx.GraphModule(gm, graph)
+
+
+def _contiguous_mask(graph, attention):
+    mask = attention.kwargs.get("attn_mask", attention.args[3] if len(attention.args) > 3 else None)
+    example = mask.meta.get("example_value") if isinstance(mask, torch.fx.Node) else None
+    if isinstance(example, torch.Tensor) and example.dim() and example.stride(-1) != 1:
+        with graph.inserting_before(attention):
+            contiguous = graph.call_method("contiguous", (mask,))
+        contiguous.meta["example_value"] = example.contiguous()
+        attention.replace_input_with(mask, contiguous)
 
 
 class _BakedGraph(torch.nn.Module):

@@ -7,7 +7,8 @@ For a CUDA device, it runs first on meta tensors, its tensor constants moved to 
 opt shapes (the user's examples' shapes when given) and at the min and max shapes when a spec is
 dynamic: nothing is computed or allocated, where a run on the GPU held twice eager's activations (a
 batch-32 BERT-base). On the CPU, whose runs cost little, that would only add importing PyTorch's meta
-kernels (which import dynamo). Where an op needs data (nonzero, item, a branch on a value), has no meta
+kernels (which import dynamo). A convolution recorded as aten::_convolution runs as aten::convolution there,
+whose meta kernel CUDA builds of PyTorch have. Where an op needs data (nonzero, item, a branch on a value), has no meta
 kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs on data, on
 `device`: on inputs at the opt shape (the user's example tensors when given), at the min and max shapes
 when a spec is dynamic (else on one more opt draw), and on a last opt draw. Random data can be invalid
@@ -102,12 +103,23 @@ def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
         for node in meta.findAllNodes("prim::Constant"):  # 0-dim ones stay: a Python number's keeps its place in
             if node.output().type().kind() == "TensorType" and node.t("value").dim():  # type promotion
                 node.t_("value", node.t("value").to("meta"))
+        _without_backend_choice(meta)
         function = torch._C._create_function_from_graph("torch_trt_shape_analysis_on_meta", meta)
         return [_outputs(function, kinds, inputs) for inputs in runs]
     except Exception as error:  # the graph reads data, or an op or a constant cannot be on meta
         logger.debug("shape analysis on meta tensors stopped (%s); the graph runs on example inputs",
                      str(error).strip().splitlines()[-1])
         return None
+
+
+def _without_backend_choice(graph):
+    """aten::_convolution (what torch.jit.trace records for a convolution) -> aten::convolution, in place: the former
+    picks a device's kernel itself and, in PyTorch's CUDA builds, has none for meta tensors."""
+    for node in graph.findAllNodes("aten::_convolution"):
+        convolution = graph.create("aten::convolution", list(node.inputs())[:9]).insertBefore(node)
+        convolution.output().setType(node.output().type())
+        node.output().replaceAllUsesWith(convolution.output())
+        node.destroy()
 
 
 def _runs_on_data(graph, kinds, input_specs, examples, dynamic, device):

@@ -222,6 +222,26 @@ def test_masked_attention_is_one_fused_step_and_a_fully_masked_row_gives_what_th
     torch.testing.assert_close(out, expected, equal_nan=True)
 
 
+@pytest.mark.parametrize("define,hides_nothing", [(_float_mask_safe_softmax, 0.0), (_bool_mask_safe_softmax, 1.0)],
+                         ids=["float_zeros", "bool_all_true"])
+def test_a_constant_mask_hiding_nothing_is_left_out_of_the_kernel(define, hides_nothing, monkeypatch):
+    """transformers builds an all-True mask when compiled without one; attention kernels without a mask are faster."""
+    masks = []
+    attention = torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda *args, attn_mask, **kwargs: masks.append(attn_mask) or attention(*args, **kwargs))
+
+    def with_constant_mask(network, q, k, v):
+        values = np.full(MASKED_SHAPES["m"], hides_nothing, dtype=np.float32)
+        return define(network, q, k, v, network.add_constant(values.shape, trt.Weights(values)).get_output(0))
+
+    engine, kernels = _engine(with_constant_mask)
+    assert kernels == ["_FusedAttention"], kernels
+    q, k, v = _inputs()
+    torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=0.3))
+    assert masks == [None]
+
+
 def test_masked_scores_read_elsewhere_are_not_fused():
     def define(network, q, k, v, m):
         scores = network.add_matrix_multiply(q, NONE, k, TRANSPOSE).get_output(0)

@@ -197,13 +197,17 @@ class _FusedAttention:
         constant_mask = folded.get(chain.mask) if chain.mask else None
         self.rows_need_fixing = chain.mask is not None and (
             constant_mask is None or bool(_fully_masked_rows(constant_mask).any()))
+        # One that hides nothing (transformers' all-True mask of a model compiled without one) is left out: GPU
+        # kernels that take a mask are slower, and none takes one broadcast along its last dim.
+        self.mask_hides_nothing = constant_mask is not None and _hides_nothing(constant_mask)
 
     def _compute(self, inputs, weights):
         query, key, value, *mask = inputs
         mask = mask[0] if mask else None
         if not self._fits(query, key, value, mask):
             return self._layer_by_layer(inputs)
-        output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=self.chain.scale)
+        output = F.scaled_dot_product_attention(query, key, value, attn_mask=None if self.mask_hides_nothing else mask,
+                                                scale=self.chain.scale)
         if not self.rows_need_fixing:
             return output
         return torch.where(_fully_masked_rows(mask), self.chain.fully_masked, output)
@@ -232,6 +236,11 @@ class _FusedAttention:
             outputs = layer._compute([values[n] for n in record["inputs"]], weights)
             values.update(zip(record["outputs"], outputs if isinstance(outputs, (tuple, list)) else (outputs,)))
         return values[chain.steps[-1][1]["outputs"][0]]
+
+
+def _hides_nothing(mask):
+    """Whether a mask keeps every score as it is: all True, or all zeros added."""
+    return bool(mask.all()) if mask.dtype == torch.bool else bool((mask == 0).all())
 
 
 def _fully_masked_rows(mask):
