@@ -222,24 +222,32 @@ def test_masked_attention_is_one_fused_step_and_a_fully_masked_row_gives_what_th
     torch.testing.assert_close(out, expected, equal_nan=True)
 
 
-@pytest.mark.parametrize("define,hides_nothing", [(_float_mask_safe_softmax, 0.0), (_bool_mask_safe_softmax, 1.0)],
-                         ids=["float_zeros", "bool_all_true"])
-def test_a_constant_mask_hiding_nothing_is_left_out_of_the_kernel(define, hides_nothing, monkeypatch):
-    """transformers builds an all-True mask when compiled without one; attention kernels without a mask are faster."""
-    masks = []
+_CAUSAL = np.tril(np.ones(MASKED_SHAPES["m"][-2:], dtype=np.float32))
+
+
+@pytest.mark.parametrize("define,mask,causal", [
+    (_float_mask_safe_softmax, np.zeros(MASKED_SHAPES["m"], dtype=np.float32), False),
+    (_bool_mask_safe_softmax, np.ones(MASKED_SHAPES["m"], dtype=np.float32), False),
+    (_float_mask_safe_softmax, np.where(_CAUSAL > 0, 0.0, -np.inf).astype(np.float32), True),
+    (_bool_mask_safe_softmax, _CAUSAL * 2 - 1, True),
+], ids=["float_zeros", "bool_all_true", "float_causal", "bool_causal"])
+def test_a_constant_mask_hiding_nothing_or_the_future_is_no_mask_or_is_causal(define, mask, causal, monkeypatch):
+    """transformers builds an all-True mask when compiled without one, and a causal one for a decoder: attention
+    kernels without a mask to read are faster."""
+    calls = []
     attention = torch.nn.functional.scaled_dot_product_attention
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
-                        lambda *args, attn_mask, **kwargs: masks.append(attn_mask) or attention(*args, **kwargs))
+                        lambda *args, **kwargs: calls.append(kwargs) or attention(*args, **kwargs))
 
     def with_constant_mask(network, q, k, v):
-        values = np.full(MASKED_SHAPES["m"], hides_nothing, dtype=np.float32)
+        values = np.broadcast_to(mask, MASKED_SHAPES["m"]).copy()
         return define(network, q, k, v, network.add_constant(values.shape, trt.Weights(values)).get_output(0))
 
     engine, kernels = _engine(with_constant_mask)
     assert kernels == ["_FusedAttention"], kernels
     q, k, v = _inputs()
-    torch.testing.assert_close(_run(engine, [q, k, v]), _attention(q, k, v, scale=0.3))
-    assert masks == [None]
+    torch.testing.assert_close(_run(engine, [q, k, v]), attention(q, k, v, is_causal=causal, scale=0.3))
+    assert [(call["attn_mask"], call["is_causal"]) for call in calls] == [(None, causal)]
 
 
 def test_masked_scores_read_elsewhere_are_not_fused():

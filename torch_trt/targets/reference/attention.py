@@ -197,16 +197,20 @@ class _FusedAttention:
         constant_mask = folded.get(chain.mask) if chain.mask else None
         self.rows_need_fixing = chain.mask is not None and (
             constant_mask is None or bool(_fully_masked_rows(constant_mask).any()))
-        # One that hides nothing (transformers' all-True mask of a model compiled without one) is left out: GPU
-        # kernels that take a mask are slower, and none takes one broadcast along its last dim.
-        self.mask_hides_nothing = constant_mask is not None and _hides_nothing(constant_mask)
+        # One that hides nothing (transformers' all-True mask of a model compiled without one) is left out, and a
+        # causal one becomes is_causal: GPU kernels that read a mask are slower, and none reads one broadcast along
+        # its last dim.
+        self.hides_nothing = constant_mask is not None and _hides_nothing(constant_mask)
+        self.causal = constant_mask is not None and not self.hides_nothing and _is_causal(constant_mask)
 
     def _compute(self, inputs, weights):
         query, key, value, *mask = inputs
         mask = mask[0] if mask else None
         if not self._fits(query, key, value, mask):
             return self._layer_by_layer(inputs)
-        output = F.scaled_dot_product_attention(query, key, value, attn_mask=None if self.mask_hides_nothing else mask,
+        causal = self.causal and mask.shape[-2:] == (query.shape[-2], key.shape[-2])
+        given = None if self.hides_nothing or causal else mask
+        output = F.scaled_dot_product_attention(query, key, value, attn_mask=given, is_causal=causal,
                                                 scale=self.chain.scale)
         if not self.rows_need_fixing:
             return output
@@ -241,6 +245,16 @@ class _FusedAttention:
 def _hides_nothing(mask):
     """Whether a mask keeps every score as it is: all True, or all zeros added."""
     return bool(mask.all()) if mask.dtype == torch.bool else bool((mask == 0).all())
+
+
+def _is_causal(mask):
+    """Whether a mask keeps exactly the keys up to each query's position, top-left aligned as is_causal's: True (or
+    0 added) on and below the diagonal, False (or -inf added) above it, in every slice of its leading dims."""
+    kept = mask if mask.dtype == torch.bool else mask == 0
+    if mask.dtype != torch.bool and not bool((kept | (mask == -math.inf)).all()):
+        return False
+    causal = torch.ones(mask.shape[-2:], dtype=torch.bool, device=mask.device).tril()
+    return bool((kept == causal).all())
 
 
 def _fully_masked_rows(mask):
