@@ -209,3 +209,41 @@ def test_a_program_of_no_ops_generates_no_code(monkeypatch):
     run, compiled = _compiled_by_regions(monkeypatch, define)
     torch.testing.assert_close(run(torch.randn(2, 3)), [2 * torch.from_numpy(_weights(7, (2, 3)))])
     assert compiled == []
+
+
+def _two_streams(network, x):
+    """From a = x and r = relu(x) in half precision, BLOCKS blocks of r' = r + (a @ W + b), a' = tanh(r') * 0.5: `a`
+    crosses into a GEMM, `r` only into a sum (a residual stream); then relu(r) + a, in float32."""
+    def half(values):
+        return network.add_constant(values.shape, values.astype(np.float16)).get_output(0)
+
+    a = network.add_cast(x, trt.float16).get_output(0)
+    r = network.add_activation(a, trt.ActivationType.RELU).get_output(0)
+    for k in range(BLOCKS):
+        product = network.add_matrix_multiply(a, trt.MatrixOperation.NONE, half(_weights(k, (3, 3))),
+                                              trt.MatrixOperation.NONE).get_output(0)
+        biased = network.add_elementwise(product, half(_weights(k + 50, (1, 3))), SUM).get_output(0)
+        r = network.add_elementwise(r, biased, SUM).get_output(0)
+        a = network.add_elementwise(network.add_activation(r, trt.ActivationType.TANH).get_output(0),
+                                    half(np.full((1, 1), 0.5)), PROD).get_output(0)
+    relu = network.add_activation(r, trt.ActivationType.RELU).get_output(0)
+    return network.add_cast(network.add_elementwise(relu, a, SUM).get_output(0), trt.float32).get_output(0)
+
+
+def test_a_half_precision_residual_crosses_between_blocks_in_float32(monkeypatch):
+    """Compiled whole, inductor keeps a sum that only pointwise code reads in float32; a cut would store it in half
+    precision on every block. It crosses widened instead, while a GEMM's input crosses in its own dtype."""
+    run, compiled = _compiled_by_regions(monkeypatch, _two_streams)
+    x = torch.randn(2, 3)
+    a = x.half()
+    r = torch.relu(a)
+    for k in range(BLOCKS):
+        r = r + (a @ torch.from_numpy(_weights(k, (3, 3))).half() + torch.from_numpy(_weights(k + 50, (1, 3))).half())
+        a = torch.tanh(r) * 0.5
+    torch.testing.assert_close(run(x), [(torch.relu(r) + a).float()], atol=1e-2, rtol=1e-2)
+    (block, calls), = [entry for entry in compiled if entry[1] > 1]
+    arguments = [node.meta["val"] for node in block.graph.nodes if node.op == "placeholder"]
+    (results,) = [node.args[0] for node in block.graph.nodes if node.op == "output"]
+    assert sorted(str(value.dtype) for value in arguments if value.dim() and value.shape[0] == 2) == \
+        ["torch.float16", "torch.float32"]
+    assert sorted(str(result.meta["val"].dtype) for result in results) == ["torch.float16", "torch.float32"]
