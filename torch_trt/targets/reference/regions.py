@@ -20,7 +20,7 @@ operands, never rounded: ViT-B/16's half-precision engine, cut by layers, read 8
 error 3.36e-3 over six inputs, against 3.11e-3 whole), and with inductor made to store every value, whole and
 regional engines read the same. So a half-precision value that crosses into code that reads it only through
 pointwise ops and reductions crosses in float32: its region returns it widened, and the region reading it narrows
-it back inside its code, where inductor keeps it in float32.
+it back inside its code, where inductor keeps it in float32 (ViT-B/16: 3.00e-3).
 """
 
 import operator
