@@ -242,15 +242,19 @@ class _FusedAttention:
         return values[chain.steps[-1][1]["outputs"][0]]
 
 
+def _unchanged(mask):
+    """Where a mask keeps the score as it is: True, or 0 added."""
+    return mask if mask.dtype == torch.bool else mask == 0
+
+
 def _hides_nothing(mask):
-    """Whether a mask keeps every score as it is: all True, or all zeros added."""
-    return bool(mask.all()) if mask.dtype == torch.bool else bool((mask == 0).all())
+    return bool(_unchanged(mask).all())
 
 
 def _is_causal(mask):
     """Whether a mask keeps exactly the keys up to each query's position, top-left aligned as is_causal's: True (or
     0 added) on and below the diagonal, False (or -inf added) above it, in every slice of its leading dims."""
-    kept = mask if mask.dtype == torch.bool else mask == 0
+    kept = _unchanged(mask)
     if mask.dtype != torch.bool and not bool((kept | (mask == -math.inf)).all()):
         return False
     causal = torch.ones(mask.shape[-2:], dtype=torch.bool, device=mask.device).tril()

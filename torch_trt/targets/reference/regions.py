@@ -41,26 +41,31 @@ def split(graph_module):
     """The traced `graph_module` as calls [(region, argument nodes, result nodes)] in order: a region is a
     GraphModule computing its result nodes from its argument nodes, and the blocks of a run share one region."""
     nodes = [node for node in graph_module.graph.nodes if node.op == "call_function"]
-    blocks = _repeated_blocks(nodes)
+    blocks, block_arguments = _repeated_blocks(nodes)
     if not blocks:
-        return [_call(nodes)] if nodes else []  # a program of no ops returns its inputs or constants
+        return [_call(nodes, _ends(nodes), set())] if nodes else []  # no ops: it returns its inputs or constants
     first, end = nodes.index(blocks[0][0]), nodes.index(blocks[-1][-1]) + 1
     exported = sorted(set().union(*(_exported(block) for block in blocks)))  # positions any block's reader needs
-    around = [span for span in (nodes[:first], nodes[end:]) if span]
-    block_ends = [(_externals(block), [block[i] for i in exported]) for block in blocks]
-    around_ends = [(_externals(span), [span[i] for i in _exported(span)]) for span in around]
-    if not all(_is_tensor(result) for _, results in block_ends + around_ends for result in results):
-        return [_call(nodes)]  # a cut between an op of several results and their readers: no region returns a tuple
-    widened = _widened(block_ends + around_ends, block_ends)
+    block_ends = [(arguments, [block[i] for i in exported]) for block, arguments in zip(blocks, block_arguments)]
+    prefix, suffix = nodes[:first], nodes[end:]
+    prefix_ends, suffix_ends = _ends(prefix), _ends(suffix)  # ([], []) for an empty one
+    every_end = [*block_ends, prefix_ends, suffix_ends]
+    if not all(_is_tensor(result) for _, results in every_end for result in results):
+        return [_call(nodes, _ends(nodes), set())]  # a cut between an op of several results and their readers
+    widened = _widened(every_end, block_ends)
     shared = _region(blocks[0], *block_ends[0], widened)
-    calls = [(_region(span, *ends, widened), *ends) for span, ends in zip(around, around_ends)]
-    blocks_calls = [(shared, *ends) for ends in block_ends]
-    return calls[:1] + blocks_calls + calls[1:] if first else blocks_calls + calls
+    calls = [_call(prefix, prefix_ends, widened)] if prefix else []
+    calls += [(shared, *ends) for ends in block_ends]
+    return calls + ([_call(suffix, suffix_ends, widened)] if suffix else [])
 
 
-def _call(span):
-    arguments, results = _externals(span), [span[i] for i in _exported(span)]
-    return _region(span, arguments, results, set()), arguments, results
+def _ends(span):
+    """(the nodes outside `span` that it reads, the nodes of `span` read after it)."""
+    return _externals(span), [span[i] for i in _exported(span)]
+
+
+def _call(span, ends, widened):
+    return _region(span, *ends, widened), *ends
 
 
 def _widened(ends, block_ends):
@@ -111,11 +116,11 @@ def _region(span, arguments, results, widened):
 
 
 def _repeated_blocks(nodes):
-    """The spans of the longest run of repeated blocks in `nodes` (module docstring); [] where none saves
-    MIN_SAVED_NODES nodes."""
+    """(the spans of the longest run of repeated blocks in `nodes` (module docstring), the nodes outside each that it
+    reads); ([], []) where none saves MIN_SAVED_NODES nodes."""
     found = _longest_run([_key(node) for node in nodes])
     if found is None:
-        return []
+        return [], []
     start, period, count, slack = found
     end, readers = start + count * period + slack, _last_readers(nodes)
 
@@ -126,9 +131,11 @@ def _repeated_blocks(nodes):
 
     start = min(range(start, start + period), key=cost)
     blocks = [nodes[start + k * period:][:period] for k in range((end - start) // period)]
-    signature = _signature(blocks[0])[0]
-    blocks = blocks[:next((k for k, block in enumerate(blocks) if _signature(block)[0] != signature), len(blocks))]
-    return blocks if period * (len(blocks) - 1) >= MIN_SAVED_NODES else []
+    signatures = [_signature(block) for block in blocks]
+    count = next((k for k, (computed, _) in enumerate(signatures) if computed != signatures[0][0]), len(blocks))
+    if period * (count - 1) < MIN_SAVED_NODES:
+        return [], []
+    return blocks[:count], [externals for _, externals in signatures[:count]]
 
 
 def _before_a_library_kernel(nodes, cut):
