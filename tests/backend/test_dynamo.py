@@ -258,31 +258,39 @@ def test_same_graph_and_weights_twice_builds_once_until_dynamo_resets(builds):
     assert len(builds) == 2
 
 
+def _read_in_place_by_new_engines(compile_model):
+    """The storage addresses of the weights that the reference engines built by `compile_model()` read."""
+    from torch_trt.runtime import engine_manager
+
+    gc.collect()
+    earlier = set(engine_manager._RUNNERS)
+    compile_model()
+    runners = [runner for key, runner in engine_manager._RUNNERS.items() if key not in earlier]
+    assert runners
+    return {p.untyped_storage().data_ptr() for runner in runners for p in runner.engine._module.parameters()}
+
+
 @pytest.mark.unrecorded  # reads the reference engine's program, which TensorRT's engines do not have
 @pytest.mark.parametrize("model_class", [MLP, SharedInput])
 def test_the_engines_read_the_model_weights_in_place(device, model_class):
     """The baked weights are lent to the engines (engine_manager.lend): on a GPU each is held once, not twice. Linear
     layers sharing an input are not concatenated into a new weight, as TorchScript's freezing does on CUDA."""
-    from torch_trt.runtime import engine_manager
-
-    gc.collect()
-    earlier = set(engine_manager._RUNNERS)
     model = model_class().eval()
-    check_compiled(model, batches(5), device=device)
-    runners = [runner for key, runner in engine_manager._RUNNERS.items() if key not in earlier]
-    read = {p.untyped_storage().data_ptr() for runner in runners for p in runner.engine._module.parameters()}
-    assert runners and all(p.untyped_storage().data_ptr() in read for p in model.parameters())
+    read = _read_in_place_by_new_engines(lambda: check_compiled(model, batches(5), device=device))
+    assert all(p.untyped_storage().data_ptr() in read for p in model.parameters())
 
 
-def test_weights_that_freezing_makes_are_read_in_place_too(caplog):
-    """Freezing folds the batch norm into the convolution's weights: new tensors of the frozen graph, which only the
-    engine will hold, so they are lent with the baked ones rather than copied."""
+@pytest.mark.unrecorded
+def test_a_batch_norm_is_not_folded_into_the_convolution_it_follows(device):
+    """Folded, the convolution's kernel and bias would be new tensors, a second copy of them beside the model's for
+    the engine's life (fx_to_script._freeze): the engine reads the model's in place and scales after."""
     model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU()).eval()
     with torch.no_grad():
         model[1].running_var.uniform_(0.5, 2.0)
-    with caplog.at_level(logging.INFO, logger="torch_trt"):
-        check_compiled(model, [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1})
-    assert "2 of its 2 weights" in caplog.text, caplog.text
+        model[1].running_mean.uniform_(-1.0, 1.0)
+    read = _read_in_place_by_new_engines(lambda: check_compiled(
+        model, [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1}, device=device))
+    assert all(p.untyped_storage().data_ptr() in read for p in model[0].parameters())
 
 
 def test_another_model_with_equal_weights_gets_engines_reading_its_own(builds, device):

@@ -83,14 +83,14 @@ def test_torch_compile_holds_the_weights_on_the_gpu_once():
     assert added < weights / 2, f"compiling added {added / 2**20:.0f} MiB; the weights are {weights / 2**20:.0f} MiB"
 
 
-def test_torch_compile_holds_a_convolutional_networks_folded_weights_once():
-    """Batch norms folded into convolutions make weights only the engine holds; inductor runs them channels-last, and
-    laid out so in the engine's program (targets/reference/program.py) they are not copied again: compiling and
-    calling adds about one copy of the weights, not two."""
+def test_torch_compile_holds_a_convolutional_networks_weights_once():
+    """Batch norms are not folded into the convolutions' kernels (backend/fx_to_script.py), and the engine reading
+    the model's kernels is not frozen (targets/reference/program.py), which would lay out a channels-last copy of
+    each: compiling and calling adds far less than the weights."""
     blocks = [torch.nn.Sequential(torch.nn.Conv2d(512, 512, 3, padding=1, bias=False), torch.nn.BatchNorm2d(512),
                                   torch.nn.ReLU()) for _ in range(8)]
     model = torch.nn.Sequential(*blocks).eval().cuda().half()
-    for block in blocks:  # statistics of a trained network, so that folding changes the weights
+    for block in blocks:  # statistics of a trained network, so that folding would change the weights
         block[1].running_var.uniform_(0.5, 2.0)
     x = torch.randn(1, 512, 8, 8, device="cuda", dtype=torch.half)
     weights = sum(p.nbytes for p in model.parameters())
@@ -104,7 +104,7 @@ def test_torch_compile_holds_a_convolutional_networks_folded_weights_once():
         gc.collect()
         added = torch.cuda.memory_allocated() - before - got.nbytes
     torch.testing.assert_close(got, expected, atol=5e-2, rtol=5e-2)
-    assert added < 1.5 * weights, f"compiling added {added / 2**20:.0f} MiB; the weights are {weights / 2**20:.0f} MiB"
+    assert added < weights / 4, f"compiling added {added / 2**20:.0f} MiB; the weights are {weights / 2**20:.0f} MiB"
 
 
 class _AttentionWithAnAllTrueMask(torch.nn.Module):

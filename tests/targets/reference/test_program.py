@@ -13,6 +13,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 from torch_trt.targets.reference import program as reference_program
+from torch_trt.targets.reference.lending import lending
 
 from .conftest import host_engine
 
@@ -251,6 +252,23 @@ def test_a_frozen_convolutional_program_holds_its_kernels_channels_last(monkeypa
     assert reference_program._freezes(program, torch.device("cuda")) == frozen
     assert _kernel_layouts(program) == layouts
     torch.testing.assert_close(run(x), expected)
+
+
+def test_a_convolutional_program_reading_lent_kernels_is_compiled_whole_without_freezing(monkeypatch):
+    """Kernels lent by the model (lending.py) stay the model's: frozen, inductor would hold a folded, channels-last
+    copy of each beside them. Such a program is still compiled whole, as inductor lays a convolutional network out
+    channels-last from end to end (program._convolutional)."""
+    seen = []
+    monkeypatch.setattr(reference_program, "_inductor",
+                        lambda graph, inputs, patches: seen.append((graph, patches["freezing"])) or graph)
+    kernel = torch.ones(2, 2, 3, 3)  # _convolved's
+    with lending([kernel]):
+        program = _engine(_convolved, (1, 2, 16, 16))._module
+        run = reference_program.compile_program(program, 4, torch.device("cuda"), tf32=False)
+    x = torch.randn(1, 2, 16, 16)
+    torch.testing.assert_close(run(x), program(x))
+    assert seen == [(program, False)]
+    assert [p.untyped_storage().data_ptr() for p in program.parameters()] == [kernel.untyped_storage().data_ptr()]
 
 
 @pytest.mark.parametrize("level, benchmarks, autotunes", [(3, False, False), (4, True, False), (5, True, True)])

@@ -33,6 +33,12 @@ def lending(tensors):
         _LENT.reset(token)
 
 
+def is_lent(tensor):
+    """Whether `tensor` lies in the memory of a tensor lent to the engines being deserialized."""
+    address = tensor.untyped_storage().data_ptr()
+    return any(t.untyped_storage().data_ptr() == address for t in _LENT.get() if t.device == tensor.device)
+
+
 def device_weights(weights, device):
     """name -> the plan's weight `weights[name]` (a host tensor) on `device`: a lent tensor with its dtype, size and
     bytes, viewed with its shape, where one is lent, else a copy (none on the host: the plan's memory)."""

@@ -16,7 +16,8 @@ reference does the same when an engine is loaded:
   C++ takes tens of seconds an engine) that graph is traced to ATen ops and compiled by PyTorch's
   inductor, once per input shape; level 4 times candidate pointwise kernels and padded matrix products,
   level 5 autotunes all its kernels. Inductor freezes the weights into constants where that pays (`_freezes`);
-  a program it does not freeze is compiled by regions, a block that repeats (a transformer's layer) once (regions.py).
+  a program it does not freeze is compiled by regions, a block that repeats (a transformer's layer) once (regions.py),
+  unless it is convolutional (`_convolutional`).
   Below that, the generated Python runs as it is, except that a step making a view of its one input makes it
   with one as_strided call at every input layout seen before (view_replay.py). Inductor's FX graph cache keeps
   the generated code on disk, keyed by the traced graph and the weights' shapes (not their values), so a later
@@ -35,6 +36,7 @@ from .attention import fuse_attention
 from .bias import fuse_bias
 from .enums import LayerType
 from .layers.shape import ValuesNotTraced
+from .lending import is_lent
 from .shuffles import collapse_shuffles
 from .view_replay import replay_views
 
@@ -105,15 +107,17 @@ def compile_program(program, optimization_level, device, tf32):
                "triton.autotune_pointwise": benchmarks, "shape_padding": benchmarks}
     if patches["freezing"] and device.type == "cuda":
         _channels_last_kernels(program)
-    logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d, %s)",
-                optimization_level, ", ".join(f"{name}={value}" for name, value in patches.items()))
+    whole = patches["freezing"] or _convolutional(program)
+    logger.info("reference engine: inductor generates its kernels (builder_optimization_level=%d, %s, %s)",
+                optimization_level, ", ".join(f"{name}={value}" for name, value in patches.items()),
+                "whole" if whole else "by regions")
     kernels = {}  # input shapes -> inductor's compiled function
 
     def run(*inputs):
         key = tuple(tuple(t.shape) for t in inputs)
         with torch.no_grad():
             if key not in kernels:
-                kernels[key] = _generate(program, inputs, patches)
+                kernels[key] = _generate(program, inputs, patches, whole)
             return kernels[key](*inputs)
 
     return _with_tf32(run, tf32)
@@ -127,13 +131,26 @@ def _freezes(program, device):
     convolutional networks (ResNet-50 ran 10% faster at batch 1 frozen, 2% at batch 32), not for transformers, which
     ran as fast unfrozen (BERT-base and ViT-B/16, whose one convolution embeds its patches, both batch sizes, within
     3%) while its passes, which propagate fake tensors and fold constants over the whole graph several times, cost
-    them 1-5 s of compile time. So on CUDA the weights are frozen when convolution kernels are most of their bytes."""
+    them 1-5 s of compile time. So on CUDA the weights are frozen when convolution kernels are most of their bytes,
+    unless those kernels are lent (lending.py): the model holds them already, and frozen, the engine would hold a
+    folded, channels-last copy of each beside them."""
     if device.type == "cpu":
         return True
-    convolution_weights = {input_node.target for node in program.graph.nodes if _layer_type(node) in _CONVOLUTIONS
-                           for input_node in node.all_input_nodes if input_node.op == "get_attr"}
-    convolution_bytes = sum(program.get_parameter(name).nbytes for name in convolution_weights)
-    return 2 * convolution_bytes > sum(weight.nbytes for weight in program.parameters())
+    return _convolutional(program) and not any(is_lent(kernel) for kernel in _convolution_kernels(program))
+
+
+def _convolutional(program):
+    """Whether convolution kernels are most of the program's weight bytes (a network inductor runs channels-last,
+    compiled whole: by regions, each region's results would cross back in the traced layout)."""
+    kernel_bytes = sum(kernel.nbytes for kernel in _convolution_kernels(program))
+    return 2 * kernel_bytes > sum(weight.nbytes for weight in program.parameters())
+
+
+def _convolution_kernels(program):
+    """The distinct weights the program's convolution layers read."""
+    names = {input_node.target for node in program.graph.nodes if _layer_type(node) in _CONVOLUTIONS
+             for input_node in node.all_input_nodes if input_node.op == "get_attr"}
+    return [program.get_parameter(name) for name in names]
 
 
 def _channels_last_kernels(program):
@@ -168,12 +185,12 @@ def _layer_type(node):
     return getattr(getattr(node.target, "__self__", None), "type", None)
 
 
-def _generate(program, inputs, patches):
+def _generate(program, inputs, patches, whole):
     """Inductor's code for `program` at these input shapes.
 
-    Frozen, the program is compiled whole: inductor traces it itself (with fake tensors), so it reads the weights
-    as the constants they are. Otherwise it is traced here, weights as inputs, and compiled region by region, a
-    repeated block once (regions.py). Either way, no dynamo, so no guards that engines of the same structure
+    Compiled `whole`, inductor traces the program itself (with fake tensors), frozen or with its weights as inputs.
+    Otherwise it is traced here, weights as inputs, and compiled region by region, a repeated block once
+    (regions.py). Either way, no dynamo, so no guards that engines of the same structure
     could share. A program with a layer that reads a shape tensor's values (a reshape to a computed shape) is
     traced on the real inputs instead, which reads those values and bakes them in, since fake tensors hold none.
     Static shapes let inductor pick the best kernels; each new shape compiles once (engines are replayed per
@@ -182,7 +199,7 @@ def _generate(program, inputs, patches):
     BERT-base and made half engines less accurate against float32.
     """
     start = time.perf_counter()
-    if patches["freezing"]:
+    if whole:
         from torch.fx.experimental.proxy_tensor import make_fx
 
         compiled = _on_real_values_if_read(
