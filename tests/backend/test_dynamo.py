@@ -280,17 +280,31 @@ def test_the_engines_read_the_model_weights_in_place(device, model_class):
     assert all(p.untyped_storage().data_ptr() in read for p in model.parameters())
 
 
-@pytest.mark.unrecorded
-def test_a_batch_norm_is_not_folded_into_the_convolution_it_follows(device):
-    """Folded, the convolution's kernel and bias would be new tensors, a second copy of them beside the model's for
-    the engine's life (fx_to_script._freeze): the engine reads the model's in place and scales after."""
+def _convolution_then_batch_norm():
     model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU()).eval()
-    with torch.no_grad():
+    with torch.no_grad():  # statistics of a trained network, so that folding changes the weights
         model[1].running_var.uniform_(0.5, 2.0)
         model[1].running_mean.uniform_(-1.0, 1.0)
+    return model
+
+
+@pytest.mark.unrecorded
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: on the CPU batch norms are folded")
+def test_on_a_gpu_a_batch_norm_is_not_folded_into_the_convolution_it_follows():
+    """Folded, the convolution's kernel and bias would be new tensors, a second copy of them beside the model's for
+    the engine's life (fx_to_script._freeze): the engine reads the model's in place and scales after."""
+    model = _convolution_then_batch_norm()
     read = _read_in_place_by_new_engines(lambda: check_compiled(
-        model, [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1}, device=device))
+        model, [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1}, device="cuda"))
     assert all(p.untyped_storage().data_ptr() in read for p in model[0].parameters())
+
+
+def test_on_the_cpu_weights_that_freezing_folds_are_read_in_place_too(caplog):
+    """On the CPU freezing folds the batch norm into the convolution's weights (fx_to_script._freeze): new tensors of
+    the frozen graph, which only the engine will hold, so they are lent with the baked ones rather than copied."""
+    with caplog.at_level(logging.INFO, logger="torch_trt"):
+        check_compiled(_convolution_then_batch_norm(), [(torch.randn(2, 3, 16, 16),)], options={"min_block_size": 1})
+    assert "2 of its 2 weights" in caplog.text, caplog.text
 
 
 def test_another_model_with_equal_weights_gets_engines_reading_its_own(builds, device):

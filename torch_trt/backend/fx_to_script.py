@@ -106,22 +106,28 @@ def trace_frozen(gm, signature, args, static_sizes=False):
         _check_inference_only(traced.inlined_graph)
         if any(tensor_version(args[p]) != version for p, version in versions):
             raise UnsupportedGraph("the graph writes into an input, buffer or parameter, which an engine cannot do")
-        return _freeze(traced)
+        return _freeze(traced, fold=all(t.device.type == "cpu" for t in inputs if isinstance(t, torch.Tensor)))
 
 
-def _freeze(traced):
-    """torch.jit.freeze without the passes that make new weights from the model's: concatenating linear layers that
-    share an input (FrozenConcatLinear, on CUDA) and folding batch norms, additions and scalings into convolutions
-    and linears.
+def _freeze(traced, fold):
+    """torch.jit.freeze without concatenating linear layers that share an input (FrozenConcatLinear, on CUDA), and
+    folding batch norms, additions and scalings into convolutions and linears only if `fold` (the engines run on
+    the CPU). Dropout removal still runs.
 
     Engines built through torch.compile read the model's weights in place (targets/reference/lending.py), and the
     model keeps its own for as long as it stays compiled: a concatenated or folded weight would be a second copy held
     for the engine's life (the query, key and value weights, 41 MiB of BERT-base's 214 in float16; every kernel of
-    ResNet-50, 49 MiB). A batch norm stays a per-channel scale, which TensorRT's builder fuses into the convolution
-    and the reference's code generation into the convolution's epilogue. Dropout removal still runs."""
+    ResNet-50, 49 MiB). On a GPU, where memory is scarce, a batch norm stays a per-channel scale, which TensorRT's
+    builder fuses into the convolution and the reference's code generation into the convolution's epilogue. On the
+    CPU, whose memory is the host's and where the reference runs without generated code by default, folding pays:
+    the quickstart's residual CNN runs in 1.04 ms folded, 1.30 ms not (batch 8, 2 cores)."""
     frozen = torch.jit.RecursiveScriptModule(torch._C._freeze_module(traced._c))
     torch.jit.RecursiveScriptModule._finalize_scriptmodule(frozen)
     torch._C._jit_pass_remove_dropout(frozen._c)
+    folds = (torch._C._jit_pass_fold_frozen_conv_bn, torch._C._jit_pass_fold_frozen_conv_add_or_sub,
+             torch._C._jit_pass_fold_frozen_conv_mul_or_div, torch._C._jit_pass_fold_frozen_linear_bn)
+    while fold and any([fold_pass(frozen.graph) for fold_pass in folds]):  # a list: each round runs every pass
+        pass
     return frozen
 
 
