@@ -106,7 +106,7 @@ def trace_frozen(gm, signature, args, static_sizes=False):
         _check_inference_only(traced.inlined_graph)
         if any(tensor_version(args[p]) != version for p, version in versions):
             raise UnsupportedGraph("the graph writes into an input, buffer or parameter, which an engine cannot do")
-        return _freeze(traced, fold=all(t.device.type == "cpu" for t in inputs if isinstance(t, torch.Tensor)))
+        return _freeze(traced, fold=all(t.device.type == "cpu" for t in inputs))
 
 
 def _freeze(traced, fold):
