@@ -288,6 +288,16 @@ def _convolution_then_batch_norm():
     return model
 
 
+@pytest.mark.parametrize("fold", [False, True], ids=["gpu-engines", "cpu-engines"])
+def test_the_trace_keeps_a_batch_norm_unless_its_engines_run_on_the_cpu(fold):
+    """fx_to_script._freeze: for GPU engines the batch norm stays, so that the engine reads the model's kernel;
+    for CPU engines it is folded into a kernel of the frozen graph's own."""
+    from torch_trt.backend.fx_to_script import _freeze
+
+    traced = torch.jit.trace(_convolution_then_batch_norm(), torch.randn(1, 3, 8, 8))
+    assert bool(_freeze(traced, fold).graph.findAllNodes("aten::batch_norm")) is not fold
+
+
 @pytest.mark.unrecorded
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: on the CPU batch norms are folded")
 def test_on_a_gpu_a_batch_norm_is_not_folded_into_the_convolution_it_follows():
