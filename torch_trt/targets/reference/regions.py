@@ -43,7 +43,7 @@ def split(graph_module):
     nodes = [node for node in graph_module.graph.nodes if node.op == "call_function"]
     blocks, block_arguments = _repeated_blocks(nodes)
     if not blocks:
-        return [_call(nodes, _ends(nodes), set())] if nodes else []  # no ops: it returns its inputs or constants
+        return _undivided(nodes)
     first, end = nodes.index(blocks[0][0]), nodes.index(blocks[-1][-1]) + 1
     exported = sorted(set().union(*(_exported(block) for block in blocks)))  # positions any block's reader needs
     block_ends = [(arguments, [block[i] for i in exported]) for block, arguments in zip(blocks, block_arguments)]
@@ -51,12 +51,17 @@ def split(graph_module):
     prefix_ends, suffix_ends = _ends(prefix), _ends(suffix)  # ([], []) for an empty one
     every_end = [*block_ends, prefix_ends, suffix_ends]
     if not all(_is_tensor(result) for _, results in every_end for result in results):
-        return [_call(nodes, _ends(nodes), set())]  # a cut between an op of several results and their readers
+        return _undivided(nodes)  # a cut between an op of several results and their readers
     widened = _widened(every_end, block_ends)
     shared = _region(blocks[0], *block_ends[0], widened)
     calls = [_call(prefix, prefix_ends, widened)] if prefix else []
     calls += [(shared, *ends) for ends in block_ends]
     return calls + ([_call(suffix, suffix_ends, widened)] if suffix else [])
+
+
+def _undivided(nodes):
+    """The calls of a program compiled as one region; none for a program of no ops (it returns inputs or constants)."""
+    return [_call(nodes, _ends(nodes), set())] if nodes else []
 
 
 def _ends(span):
