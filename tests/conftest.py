@@ -36,8 +36,12 @@ def api_recorder(pytestconfig):
 
 
 def pytest_configure(config):
-    """Register the API conformance check and the converter schema coverage check."""
+    """Register the API conformance check and the converter schema coverage check; run float32 convolutions in full
+    precision, in eager and in engines (which follow cuDNN's TF32 switch, on by default), as the suite's float32
+    tolerances assume."""
     from schema_coverage import SchemaCoverage
+
+    torch.backends.cudnn.allow_tf32 = False
 
     config.pluginmanager.register(ApiConformance(), "api-conformance")
     config.pluginmanager.register(SchemaCoverage(), "schema-coverage")

@@ -66,8 +66,7 @@ def check_converter(function, inputs, converters, device, rtol=None, atol=None, 
     examples = _examples(inputs, specs, device)
     settings = {"target": "reference", "require_full_compilation": True, "min_block_size": 1, "device": device,
                 "inputs": specs or inputs, **settings}
-    # Engines compute float32 in full precision unless matmul TF32 is on (off by default); eager convolutions take
-    # cuDNN's own switch, on by default: the reference runs with both off.
+    # Float32 in full precision, as engines compute it with PyTorch's TF32 switches off (conftest.py).
     with torch.no_grad(), torch.backends.cudnn.flags(allow_tf32=False):
         expected = module(*inputs)
     if isinstance(function, TraceOnly) and function.scripted_error:

@@ -5,7 +5,7 @@ with the registered evaluators and converters (interpreter.py), and builds it (b
 """
 
 from ..targets.target_logger import target_logger
-from .build import build_engine
+from .build import build_engine, eager_tf32
 from .context import ConversionCtx
 from .interpreter import convert_graph
 from .registry import converter, evaluator
@@ -16,7 +16,7 @@ def convert_block(graph, input_specs, settings, trt, device):
     builder = trt.Builder(target_logger(trt))
     ctx = ConversionCtx(trt, builder, settings)
     convert_graph(ctx, graph, input_specs)
-    return build_engine(ctx, builder, input_specs, device)
+    return build_engine(ctx, builder, input_specs, device, eager_tf32(graph))
 
 
 __all__ = ["convert_block", "converter", "evaluator", "ConversionCtx"]
