@@ -17,19 +17,19 @@ class RecordingLogger(trt.ILogger):
         return [msg for severity, msg in self.messages if severity == trt.ILogger.ERROR]
 
 
-def host_engine(define, shape=(2, 3), level=3):
-    """(output ITensor, deserialized engine) of define(network, x) -> output, for a host FLOAT input `x` declared
-    with `shape` (-1: dynamic, profile 1..8), built at builder_optimization_level `level`."""
+def host_engine(define, shape=(2, 3), level=3, input_type=trt.float32, location=trt.TensorLocation.HOST):
+    """(output ITensor, deserialized engine) of define(network, x) -> output, for an input `x` (host FLOAT unless
+    told) declared with `shape` (-1: dynamic, profile 1..8), built at builder_optimization_level `level`."""
     logger = RecordingLogger()
     builder = trt.Builder(logger)
     network = builder.create_network(0)
-    x = network.add_input("x", trt.float32, shape)
+    x = network.add_input("x", input_type, shape)
     output = define(network, x)
     assert output is not None, logger.errors()
     output.name = "y"
     network.mark_output(output)
     for tensor in (x, output):
-        tensor.location = trt.TensorLocation.HOST
+        tensor.location = location
     config = builder.create_builder_config()
     config.builder_optimization_level = level
     if -1 in shape:

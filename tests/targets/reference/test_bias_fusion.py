@@ -2,6 +2,7 @@
 (bias.py)."""
 
 import numpy as np
+import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -18,10 +19,11 @@ def _constant(network, tensor):
     return network.add_constant(tuple(tensor.shape), trt.Weights(np.ascontiguousarray(tensor.numpy()))).get_output(0)
 
 
-def _plus_bias(bias):
+def _plus_bias(bias, dtype=torch.float32):
     def define(network, x):
-        product = network.add_matrix_multiply(x, NONE, _constant(network, WEIGHT), NONE).get_output(0)
-        return network.add_elementwise(_constant(network, bias), product, trt.ElementWiseOperation.SUM).get_output(0)
+        product = network.add_matrix_multiply(x, NONE, _constant(network, WEIGHT.to(dtype)), NONE).get_output(0)
+        return network.add_elementwise(_constant(network, bias.to(dtype)), product,
+                                       trt.ElementWiseOperation.SUM).get_output(0)
 
     return define
 
@@ -32,8 +34,8 @@ def _product_read_twice(network, x):
     return network.add_elementwise(biased.get_output(0), product, trt.ElementWiseOperation.PROD).get_output(0)
 
 
-def _program(define):
-    program = host_engine(define, shape=(2, 3))[1]._module
+def _program(define, **where):
+    program = host_engine(define, shape=(2, 3), **where)[1]._module
     kernels = [type(node.target.__self__).__name__ for node in program.graph.nodes
                if node.op == "call_function" and hasattr(node.target, "__self__")]
     return program, kernels
@@ -46,6 +48,18 @@ def test_a_product_plus_a_row_bias_is_one_addmm():
     ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
     assert "aten.addmm.default" in ops and "aten.add.Tensor" not in ops, ops
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_on_cuda_a_product_plus_bias_is_one_addmm_in_half_precision_only(dtype):
+    """cuBLAS's addmm adds a half bias in the GEMM's epilogue, but scales a float32 one into the output first and
+    picks slower kernels: a float32 bias is left to the sum after the product (bias.py)."""
+    program, kernels = _program(_plus_bias(ROW_BIAS, dtype), location=trt.TensorLocation.DEVICE,
+                                input_type=trt.float16 if dtype == torch.float16 else trt.float32)
+    assert kernels == (["_FusedBias"] if dtype == torch.float16 else ["IMatrixMultiplyLayer", "IElementWiseLayer"])
+    x = torch.randn(2, 3, device="cuda", dtype=dtype)
+    torch.testing.assert_close(program(x)[0], x @ WEIGHT.to(x) + ROW_BIAS.to(x))
 
 
 def test_a_bias_that_is_not_a_row_is_not_fused():

@@ -7,7 +7,7 @@ reference does the same when an engine is loaded:
   engine's device, and its outputs become constants of the program;
 - dead layers (whose outputs reach no engine output) are dropped;
 - attention (matrix multiply, scale, mask, softmax, matrix multiply) becomes one fused kernel (attention.py);
-- a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py);
+- a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py; not float32 on CUDA);
 - a chain of shuffles becomes one split, permute and merge: a view wherever the chain is one (shuffles.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
@@ -67,7 +67,7 @@ def build_program(layers, records, weights, input_names, output_names, device):
             folded.update(zip(record["outputs"], _as_tuple(layer._compute(values, layer_weights))))
         else:
             steps.append((layer, record, layer_weights))
-    steps = fuse_bias(fuse_attention(steps, folded, output_names), folded, output_names)
+    steps = fuse_bias(fuse_attention(steps, folded, output_names), folded, output_names, device)
     steps = collapse_shuffles(steps, output_names)
     root, graph = torch.nn.Module(), torch.fx.Graph()
     values = {name: graph.placeholder(name) for name in input_names}
