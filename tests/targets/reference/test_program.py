@@ -103,7 +103,7 @@ def test_the_optimization_level_setting_reaches_the_engine():
                                                     ("cpu", 3, False)])
 def test_inductor_workers_start_only_for_engines_that_generate_code(monkeypatch, device, level, starts):
     started = []
-    monkeypatch.setattr(torch._inductor.async_compile, "maybe_warm_pool", lambda: started.append(level))
+    monkeypatch.setattr("torch._inductor.async_compile.maybe_warm_pool", lambda: started.append(level))
     reference_program.start_code_generation(torch.device(device), level)
     assert started == [level] * starts
 
@@ -112,7 +112,7 @@ def test_compile_starts_the_inductor_workers_before_it_builds(monkeypatch):
     """Inductor's compile workers start while the pipeline runs, as inductor's own backend starts them on entry."""
     import torch_trt
     events = []
-    monkeypatch.setattr(torch._inductor.async_compile, "maybe_warm_pool", lambda: events.append("workers"))
+    monkeypatch.setattr("torch._inductor.async_compile.maybe_warm_pool", lambda: events.append("workers"))
     build = trt.Builder.build_serialized_network
     monkeypatch.setattr(trt.Builder, "build_serialized_network",
                         lambda *args: (events.append("build"), build(*args))[1])
