@@ -45,7 +45,7 @@ def _compile_relu():
 
 
 def _builds_with_tf32(compile_model):
-    """Whether the engine `compile_model()` builds keeps TensorRT's default TF32 flag (it is never set, only cleared)."""
+    """Whether the engine `compile_model()` builds keeps TensorRT's default TF32 flag (never set, only cleared)."""
     with recording() as recorder:
         compile_model()
     cleared = ("call", "IBuilderConfig", "clear_flag", 1, ()) in recorder.records
@@ -55,7 +55,7 @@ def _builds_with_tf32(compile_model):
 
 @pytest.mark.parametrize("matmul", [False, True])
 def test_tf32_follows_pytorchs_matrix_product_switch_where_no_convolution_dominates(allow_tf32, matmul):
-    """TensorRT enables TF32 by default; with PyTorch's matmul TF32 off (its default), such fp32 engines do not use it."""
+    """TensorRT enables TF32 by default; with PyTorch's matmul TF32 off (its default), such engines do not use it."""
     allow_tf32(matmul=matmul, cudnn=not matmul)
     assert _builds_with_tf32(_compile_relu) == matmul
     # a convolution whose kernel is a small part of the weights: the products are mostly the linear layer's

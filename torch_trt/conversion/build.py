@@ -25,8 +25,10 @@ def eager_tf32(graph):
     for matrix products (`torch.backends.cuda.matmul.allow_tf32`, off by default). The engine takes cuDNN's where
     convolution kernels are most of the graph's constant bytes (a convolutional network, whose arithmetic they
     are), else cuBLAS's: a float32 ResNet-50 compiled with cuBLAS's ran 2.3x slower than eager (H200, batch 32)."""
-    values = {node.output().unique(): node.output().toIValue() for node in graph.nodes() if node.kind() == "prim::Constant"}
-    constants = {key: value for key, value in values.items() if isinstance(value, torch.Tensor)}
+    constants = {}  # Value id -> its tensor
+    for node in graph.nodes():
+        if node.kind() == "prim::Constant" and isinstance(value := node.output().toIValue(), torch.Tensor):
+            constants[node.output().unique()] = value
     kernels = {node.inputsAt(1).unique() for node in graph.nodes() if node.kind() == "aten::_convolution"}
     kernel_bytes = sum(constants[value].nbytes for value in kernels if value in constants)
     if 2 * kernel_bytes > sum(tensor.nbytes for tensor in constants.values()):
