@@ -64,13 +64,17 @@ def test_tf32_follows_pytorchs_matrix_product_switch_where_no_convolution_domina
 
 
 @pytest.mark.parametrize("cudnn", [False, True])
-def test_tf32_of_a_convolutional_network_follows_cudnns_switch_as_its_eager_convolutions(allow_tf32, cudnn):
+def test_tf32_of_a_convolutional_network_follows_cudnns_switch_as_its_eager_convolutions(allow_tf32, cudnn, caplog):
     """Eager runs convolutions in TF32 by default (cuDNN's switch): so must an engine whose weights are mostly
-    convolution kernels, or a float32 ResNet-50 runs at 0.44x eager's speed."""
+    convolution kernels, or a float32 ResNet-50 runs at 0.44x eager's speed. The debug log says which it follows."""
     allow_tf32(matmul=not cudnn, cudnn=cudnn)
     network = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3),
                                   torch.nn.Flatten(), torch.nn.Linear(8, 2))
-    assert _builds_with_tf32(lambda: _compile(network, (1, 3, 5, 5))) == cudnn
+    with caplog.at_level(logging.DEBUG, logger="torch_trt"):
+        assert _builds_with_tf32(lambda: _compile(network, (1, 3, 5, 5))) == cudnn
+    decided = [r.getMessage() for r in caplog.records if "TF32" in r.getMessage()]
+    assert decided == [f"float32 products {'in' if cudnn else 'not in'} TF32, as eager's convolutions "
+                       "(torch.backends.cudnn.allow_tf32)"], decided
 
 
 @pytest.mark.unrecorded  # the recorder hands the pipeline a copy of each IHostMemory

@@ -31,9 +31,11 @@ def eager_tf32(graph):
             constants[node.output().unique()] = value
     kernels = {node.inputsAt(1).unique() for node in graph.nodes() if node.kind() == "aten::_convolution"}
     kernel_bytes = sum(constants[value].nbytes for value in kernels if value in constants)
-    if 2 * kernel_bytes > sum(tensor.nbytes for tensor in constants.values()):
-        return torch.backends.cudnn.allow_tf32
-    return torch.backends.cuda.matmul.allow_tf32
+    convolutional = 2 * kernel_bytes > sum(tensor.nbytes for tensor in constants.values())
+    tf32 = torch.backends.cudnn.allow_tf32 if convolutional else torch.backends.cuda.matmul.allow_tf32
+    logger.debug("float32 products %s TF32, as eager's %s (torch.backends.%s.allow_tf32)", "in" if tf32 else "not in",
+                 *(("convolutions", "cudnn") if convolutional else ("matrix products", "cuda.matmul")))
+    return tf32
 
 
 def build_engine(ctx, builder, input_specs, device, tf32):
