@@ -1,9 +1,12 @@
 """IErrorRecorder in the reference: errors go to the recorder of the object that failed, inherited from its creator
 (builder -> network, runtime -> engine -> execution context), and to the logger only where there is none."""
 
+import pytest
 import torch
 
 import torch_trt.targets.reference as trt
+
+from .conftest import host_engine
 
 
 class _Recorder(trt.IErrorRecorder):
@@ -83,3 +86,43 @@ def test_engines_and_contexts_inherit_the_runtimes_recorder():
     assert not context.execute_async_v3(0)  # a null output address is refused
     assert [desc.split(":")[0] for _, desc in recorder.reports] == ["deserialize_cuda_engine", "execute_async_v3"]
     assert not [m for m in logger.messages if m[0] == trt.ILogger.ERROR]
+
+
+@pytest.fixture
+def dynamic_context():
+    """(context, recorder): an execution context of x (-1, 3) -> relu, profile 1..8, reporting to `recorder`."""
+    _, engine = host_engine(lambda network, x: network.add_activation(x, trt.ActivationType.RELU).get_output(0),
+                            shape=(-1, 3))
+    context = engine.create_execution_context()
+    context.error_recorder = _Recorder()
+    return context, context.error_recorder
+
+
+def test_refused_context_calls_report_why(dynamic_context):
+    """TensorRT's calls return False and report the error; the runtime names it when execution fails."""
+    context, recorder = dynamic_context
+    x, y = torch.randn(2, 3), torch.empty(2, 3)
+    assert not context.set_input_shape("y", (2, 3))
+    assert not context.set_input_shape("x", (9, 3))
+    assert not context.execute_async_v3(0)
+    assert context.set_input_shape("x", (2, 3))
+    assert not context.execute_async_v3(0)
+    context.set_tensor_address("x", 0)
+    context.set_tensor_address("y", y.data_ptr())
+    assert not context.execute_async_v3(0)
+    assert [desc for _, desc in recorder.reports] == [
+        "set_input_shape: 'y' is not an input of the engine",
+        "set_input_shape: shape (9, 3) of 'x' is outside the optimization profile's min (1, 3) and max (8, 3)",
+        "execute_async_v3: the shape of input 'x' is not set (set_input_shape)",
+        "execute_async_v3: the address of 'x' is not set (set_tensor_address)",
+        "execute_async_v3: input 'x' has a null address"]
+    context.set_tensor_address("x", x.data_ptr())
+    assert context.execute_async_v3(0)
+    torch.testing.assert_close(y, x.relu())
+
+
+def test_an_outputs_shape_has_its_dynamic_dims_until_the_inputs_shapes_are_set(dynamic_context):
+    context, _ = dynamic_context
+    assert tuple(context.get_tensor_shape("y")) == (-1, 3)
+    context.set_input_shape("x", (5, 3))
+    assert tuple(context.get_tensor_shape("y")) == (5, 3)

@@ -119,18 +119,26 @@ class IExecutionContext:
     def set_input_shape(self, name, shape):
         engine = self._engine
         if engine.get_tensor_mode(name) != TensorIOMode.INPUT:
-            return False
+            return self._refuse(f"set_input_shape: '{name}' is not an input of the engine")
         low, _, high = engine._profiles[0][name]
         shape = tuple(int(d) for d in shape)
         if len(shape) != len(low) or any(not lo <= d <= hi for lo, d, hi in zip(low, shape, high)):
-            return False
+            return self._refuse(f"set_input_shape: shape {shape} of '{name}' is outside the optimization profile's "
+                                f"min {tuple(low)} and max {tuple(high)}")
         self._shapes[name] = shape
         return True
+
+    def _refuse(self, message):
+        """Report a refused call as TensorRT does (to the error recorder, else the logger): False."""
+        report_error(self.error_recorder, self._engine._logger, ErrorCodeTRT.INVALID_ARGUMENT, message)
+        return False
 
     def get_tensor_shape(self, name):
         engine = self._engine
         if engine.get_tensor_mode(name) == TensorIOMode.INPUT:
             return Dims(self._shapes.get(name, engine.get_tensor_shape(name)))
+        if self.infer_shapes():  # an input's shape is still unknown: the output's dims that depend on it are -1
+            return engine.get_tensor_shape(name)
         return Dims(self._io_shapes()[name])
 
     def _io_shapes(self):
@@ -172,14 +180,18 @@ class IExecutionContext:
 
     def execute_async_v3(self, stream_handle):
         engine = self._engine
-        if self.infer_shapes() or any(n not in self._addresses for n in engine._io_names):
-            return False
-        null = [n for n in engine._outputs if self._addresses[n] == 0]
-        if null:  # TensorRT refuses a null output address, even for an empty output
-            report_error(self.error_recorder, engine._logger, ErrorCodeTRT.INVALID_ARGUMENT,
-                         f"execute_async_v3: output '{null[0]}' has a null address")
-            return False
+        unset = self.infer_shapes()
+        if unset:
+            return self._refuse(f"execute_async_v3: the shape of input '{unset[0]}' is not set (set_input_shape)")
+        unbound = [n for n in engine._io_names if n not in self._addresses]
+        if unbound:
+            return self._refuse(f"execute_async_v3: the address of '{unbound[0]}' is not set (set_tensor_address)")
         shapes = self._io_shapes()
+        # TensorRT refuses a null output address, even for an empty output, and a null input address unless empty
+        null = [n for n in engine._io_names if self._addresses[n] == 0 and (n in engine._outputs or 0 not in shapes[n])]
+        if null:
+            return self._refuse(f"execute_async_v3: {engine.get_tensor_mode(null[0]).name.lower()} '{null[0]}' has "
+                                "a null address")
         views = {n: _view(self._addresses[n], shapes[n], engine._torch_dtypes[n], engine._device)
                  for n in engine._io_names}
         if engine._device.type == "cuda" and stream_handle != torch.cuda.current_stream().cuda_stream:
