@@ -233,9 +233,17 @@ def test_window_larger_than_padded_input_is_refused_at_build(run_network):
 
 
 # num_groups is set after add_*, so a kernel whose weight count fits no grouping is refused by the build.
+def _bias_as_tensor(net, a):
+    """A bias given through set_input(2), which the reference does not read: refused, not ignored."""
+    layer = conv(net, a)
+    layer.set_input(2, net.add_constant((4,), np.full(4, 100, dtype=np.float32)).get_output(0))
+    return layer
+
+
 REFUSED_AT_BUILD = {
     "kernel_count": ((1, 2, 8, 8), F32, lambda net, a: conv(net, a, maps=5), "kernel holds 72 weights"),
     "deconv_kernel_count": ((1, 2, 4, 4), F32, lambda net, a: deconv(net, a, W, 3), "CKRS shape (2, 3, 3, 3)"),
+    "bias_as_tensor": ((1, 2, 8, 8), F32, _bias_as_tensor, "set_input(1) and set_input(2) are not supported"),
 }
 
 

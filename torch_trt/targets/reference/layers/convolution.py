@@ -117,6 +117,8 @@ class _Convolution(WindowedLayer):
         check(maps % groups == 0, f"num_output_maps {maps} is not divisible by num_groups {groups}")
         check(self.kernel is not None and self.kernel.size > 0,
               "kernel weights are empty; kernels given as tensors through set_input(1) are not supported")
+        check(len(inputs) == 1, "kernel and bias tensors given through set_input(1) and set_input(2) are not "
+              "supported by the reference; give them as the layer's kernel and bias Weights")
         shape = self._kernel_shape(channels, groups)
         # Converters set num_groups after add_*: a grouped kernel waits for it, and the build refuses if it never fits.
         check_deferred(self.kernel.size == math.prod(shape), f"kernel holds {self.kernel.size} weights, but "
