@@ -49,6 +49,8 @@ DYNAMIC = [  # id, function, converter, (min, opt, max, run) input shape
      ((1, 2, 2, 2), (1, 2, 4, 4), (2, 2, 8, 8), (2, 2, 3, 7))),
     ("zero_crop_dynamic_last_dim", lambda x: torch.constant_pad_nd(x, [-1, 2]), CONSTANT,
      ((1, 3, 2), (2, 3, 4), (4, 3, 8), (3, 3, 6))),
+    ("zero_pad_dynamic_rank_2", lambda x: F.pad(x, (1, 0, 2, 1)), PAD,  # the padding layer takes rank >= 4
+     ((1, 2), (2, 4), (4, 8), (3, 5))),
     ("reflect_dynamic_batch", lambda x: F.pad(x, (2, 1, 1, 1), mode="reflect"), PAD,
      ((1, 2, 4, 4), (2, 2, 4, 4), (4, 2, 4, 4), (3, 2, 4, 4))),
 ]
@@ -73,3 +75,9 @@ def test_padding_refused(name, function, ranges, message, device):
     specs, inputs = dynamic_inputs([ranges], F32)
     with pytest.raises(ConversionError, match=message):
         check_converter(function, inputs, set(), device, specs=specs)
+
+
+def test_zero_padding_of_dynamic_dims_of_a_type_the_padding_layer_lacks_is_refused(device):
+    specs, inputs = dynamic_inputs([((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5))], torch.int64)
+    with pytest.raises(ConversionError, match="zero padding of the last 2 dims of float32, float16, int32 or int8"):
+        check_converter(lambda x: F.pad(x, (1, 1)), inputs, set(), device, specs=specs)

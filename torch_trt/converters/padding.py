@@ -4,15 +4,17 @@ replication_pad{1,2,3}d as one slice layer reading past the input's edges.
 A slice starting at -before and `before + size + after` long over each padded dim reads out of range exactly
 where PyTorch pads; the SampleMode says what such reads give (FILL: the fill value, REFLECT, CLAMP: the edge,
 WRAP: the other end). Negative padding crops. The slice's shape is static, so the padded dims must be too,
-except for zero padding of the last 2 dims, which the padding layer does on any shape.
+except for zero padding of the last 2 dims, which the padding layer does on any shape (of its types; an input of
+rank below 4 gets leading unit dims for it).
 """
 
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import dtype_of
+from ._helpers import drop_unit_dims, dtype_of, insert_unit_dims
 
 _SAMPLE_MODES = {"constant": "FILL", "reflect": "REFLECT", "replicate": "CLAMP", "circular": "WRAP"}
+_PADDING_LAYER_TYPES = (torch.float32, torch.float16, torch.int32, torch.int8)
 
 
 def _pairs(pad, rank):
@@ -24,10 +26,14 @@ def _pairs(pad, rank):
 
 
 def _zero_padding(ctx, x, pairs):
-    """Zero padding of (some of) the last 2 dims with the padding layer."""
+    """Zero padding of (some of) the last 2 dims with the padding layer, whose input has rank >= 4."""
     rank = len(x.shape)
     before, after = zip(*(pairs.get(dim, (0, 0)) for dim in (rank - 2, rank - 1)))
-    return ctx.net.add_padding_nd(x, before, after).get_output(0)
+    units = list(range(4 - rank))
+    if units:
+        x = insert_unit_dims(ctx, x, units)
+    padded = ctx.net.add_padding_nd(x, before, after).get_output(0)
+    return drop_unit_dims(ctx, padded, units) if units else padded
 
 
 def _pad(ctx, x, pad, mode, value=0.0):
@@ -37,10 +43,12 @@ def _pad(ctx, x, pad, mode, value=0.0):
         raise ValueError(f"padding mode {mode!r} is not one of {sorted(_SAMPLE_MODES)}")
     pairs = _pairs(pad, rank) or {rank - 1: (0, 0)}  # padding by nothing is a slice of everything
     if any(x.shape[dim] < 0 for dim in pairs):
-        if mode == "constant" and value == 0 and rank >= 2 and min(pairs) >= rank - 2:
+        if (mode == "constant" and value == 0 and rank >= 2 and min(pairs) >= rank - 2
+                and dtype_of(ctx, x) in _PADDING_LAYER_TYPES):
             return _zero_padding(ctx, x, pairs)
         raise ValueError(f"{mode} padding of dynamic dims {[d for d in pairs if x.shape[d] < 0]} of input "
-                         f"{tuple(x.shape)} is not supported (only zero padding of the last 2 dims is)")
+                         f"{tuple(x.shape)} ({dtype_of(ctx, x)}) is not supported (only zero padding of the last 2 "
+                         "dims of float32, float16, int32 or int8 tensors is)")
     dims = sorted(pairs)
     layer = ctx.net.add_slice(x, [-pairs[d][0] for d in dims], [x.shape[d] + sum(pairs[d]) for d in dims],
                               [1] * len(dims))
