@@ -11,6 +11,18 @@ def test_activation_relu(run_network):
     torch.testing.assert_close(out, torch.relu(x))
 
 
+def test_clip_is_max_of_alpha_and_min_of_beta_and_x(run_network):
+    """TensorRT's CLIP: max(alpha, min(beta, x)), so alpha wins where alpha > beta (torch.clamp gives beta)."""
+    x = torch.tensor([-3.0, 0.0, 3.0])
+
+    def define(net, a):
+        layer = net.add_activation(a, trt.ActivationType.CLIP)
+        layer.alpha, layer.beta = 1.0, -1.0
+        return layer.get_output(0)
+
+    torch.testing.assert_close(run_network(define, [x]), torch.ones(3))
+
+
 def test_elementwise_rank_mismatch_refused(refused):
     message = refused(lambda net, a, b: net.add_elementwise(a, b, trt.ElementWiseOperation.SUM),
                       [((2, 3), trt.float32), ((3,), trt.float32)])

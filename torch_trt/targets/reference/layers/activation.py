@@ -19,7 +19,7 @@ _ACTIVATIONS = {
     ActivationType.SELU: lambda x, a, b: torch.where(x > 0, b * x, b * a * torch.expm1(x)),
     ActivationType.SOFTSIGN: lambda x, a, b: x / (1 + x.abs()),
     ActivationType.SOFTPLUS: lambda x, a, b: a * F.softplus(b * x),
-    ActivationType.CLIP: lambda x, a, b: torch.clamp(x, a, b),
+    ActivationType.CLIP: lambda x, a, b: torch.clamp(x, max=b).clamp(min=a),  # max(a, min(b, x)): a wins if a > b
     ActivationType.HARD_SIGMOID: lambda x, a, b: torch.clamp(a * x + b, 0, 1),
     ActivationType.SCALED_TANH: lambda x, a, b: a * torch.tanh(b * x),
     ActivationType.THRESHOLDED_RELU: lambda x, a, b: torch.where(x > a, x, torch.zeros_like(x)),
