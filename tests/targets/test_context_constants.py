@@ -1,5 +1,6 @@
 """ConversionCtx.constant within TensorRT's rules: zero-volume constants, which add_constant refuses, are a
-one-element constant sliced empty; bfloat16 constants, which numpy cannot hold, are read from the tensor's memory."""
+one-element constant sliced empty; bfloat16 constants, which numpy cannot hold, are read from the tensor's memory;
+bool and uint8 constants, which Weights cannot hold, are cast from types that cast to them."""
 
 import pytest
 import torch
@@ -42,4 +43,12 @@ def test_bfloat16_constant_is_one_bf16_constant(value):
     layers, result = _built(value)
     assert [layer.type for layer in layers] == [trt.LayerType.CONSTANT]
     assert layers[0].weights.dtype == trt.DataType.BF16
+    assert torch.equal(result, value)
+
+
+@pytest.mark.parametrize("value", [torch.tensor([0, 7, 255], dtype=torch.uint8), torch.tensor([True, False])])
+def test_bool_and_uint8_constants_are_cast_from_types_tensorrt_casts_to_them(value):
+    """UINT8 casts only to and from FLOAT and HALF (tensorrt.DataType): a uint8 constant is a float one, cast."""
+    layers, result = _built(value)
+    assert [layer.type for layer in layers] == [trt.LayerType.CONSTANT, trt.LayerType.CAST]
     assert torch.equal(result, value)

@@ -112,8 +112,10 @@ class ConversionCtx:
             placeholder = self.constant(torch.zeros((1,) * value.dim(), dtype=value.dtype))
             rank = value.dim()
             return self.net.add_slice(placeholder, (0,) * rank, tuple(value.shape), (0,) * rank).get_output(0)
-        stand_in = {torch.bool: torch.int32, torch.uint8: torch.int32}.get(value.dtype)
-        if stand_in is not None:  # TensorRT constants take no BOOL/UINT8 weights: cast
+        # TensorRT constants take no BOOL/UINT8 weights: cast, UINT8 from FLOAT (UINT8 casts only to and from FLOAT
+        # and HALF), which holds 0..255 exactly
+        stand_in = {torch.bool: torch.int32, torch.uint8: torch.float32}.get(value.dtype)
+        if stand_in is not None:
             layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))
             return layer.get_output(0)
         if value.dtype == torch.bfloat16:  # numpy has no bfloat16: TensorRT reads the tensor's memory, kept alive here
