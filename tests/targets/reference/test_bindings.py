@@ -46,6 +46,28 @@ def test_enum_int_lookup_name_value_and_bitmasks():
     assert trt.Logger.Severity is trt.ILogger.Severity and trt.Logger.WARNING is trt.ILogger.Severity.WARNING
 
 
+ENUM_ARGUMENTS = {  # a call or assignment taking an enum, given an int or another enum's member of the same value
+    "add_elementwise": lambda net, x: net.add_elementwise(x, x, 0),
+    "add_reduce": lambda net, x: net.add_reduce(x, trt.ElementWiseOperation.SUM, 1, False),
+    "add_unary": lambda net, x: net.add_unary(x, 4),
+    "add_activation": lambda net, x: net.add_activation(x, 0),
+    "add_topk": lambda net, x: net.add_topk(x, 0, 1, 2),
+    "add_matrix_multiply": lambda net, x: net.add_matrix_multiply(x, 0, x, trt.MatrixOperation.TRANSPOSE),
+    "add_cast": lambda net, x: net.add_cast(x, 3),
+    "layer attribute": lambda net, x: setattr(net.add_elementwise(x, x, trt.ElementWiseOperation.SUM), "op", 1),
+    "set_flag": lambda net, x: trt.Builder(RecordingLogger()).create_builder_config().set_flag(6),
+}
+
+
+@pytest.mark.parametrize("use", ENUM_ARGUMENTS.values(), ids=ENUM_ARGUMENTS.keys())
+def test_enum_arguments_take_members_of_their_enum_only(use):
+    """pybind11 refuses an int, or a member of another enum, where an enum is expected: a TypeError."""
+    _, network, _ = _network()
+    x = network.add_input("x", trt.float32, (2, 2))
+    with pytest.raises(TypeError, match="expected a tensorrt"):
+        use(network, x)
+
+
 @pytest.mark.parametrize("enum", ENUMS)
 def test_enum_members_are_the_bindings_in_declaration_order(enum):
     cls = getattr(trt, enum)

@@ -115,23 +115,15 @@ def test_a_gather_without_batch_dims_is_an_index_select(elementwise_dims, lookup
     assert lookup in ops, ops
 
 
-def _gather(mode=G.DEFAULT, axis=0, elementwise_dims=0, mode_after=None):
+def _gather(mode=G.DEFAULT, axis=0, elementwise_dims=0):
     """A define that gathers in0 with in1 (add_gather_v2) and sets the attributes; refused_at_build builds it."""
-    def define(net, data, indices):
-        layer = _gather_v2(net, data, indices, mode, axis, elementwise_dims)
-        if layer is None:
-            return None
-        if mode_after is not None:
-            layer.mode = mode_after
-        return layer
-    return define
+    return lambda net, data, indices: _gather_v2(net, data, indices, mode, axis, elementwise_dims)
 
 
 F32_345, I32_2 = ((3, 4, 5), trt.float32), ((2,), trt.int32)
 REFUSALS = {
     "float_indices": (_gather(), [F32_345, ((2,), trt.float32)], "indices must be INT32 or INT64"),
     "uint8_data": (_gather(), [((3,), trt.uint8), I32_2], "does not accept torch.uint8 data"),
-    "mode_type": (_gather(mode_after=0), [F32_345, I32_2], "must be a GatherMode"),
     "axis_range": (lambda net, d, i: net.add_gather(d, i, 3), [F32_345, I32_2], "axis 3 is out of range"),
     "default_elementwise_2": (_gather(elementwise_dims=2, axis=2), [F32_345, I32_2], "0 or 1, got 2"),
     "default_elementwise_axis0": (_gather(elementwise_dims=1), [F32_345, ((3, 2), trt.int32)], "axis >= 1"),

@@ -94,7 +94,6 @@ REFUSALS = {
     "strict_bounds": (_slice(start=(2, 0)), [F32_33], "reads position 3 of dim 0 (size 3) with STRICT_BOUNDS"),
     "strict_negative_stride": (_slice(stride=(-1, 1)), [F32_33], "reads position -1 of dim 0"),
     "wrap_empty_dim": (_slice(mode=M.WRAP), [((0, 3), trt.float32)], "cannot read dim 0 of size 0"),
-    "mode_type": (_slice(mode=1), [F32_33], "must be a SampleMode"),
     # A network input is data, not a shape tensor: shape tensors are computed from shapes and constants.
     "start_from_data": (_slice(inputs=(1,)), [F32_33, ((2,), trt.int32)], "start (input 1) must be a shape tensor"),
     "axes_from_data": (_slice(inputs=(5,)), [F32_33, ((1,), trt.int32)], "axes (input 5) must be a shape tensor"),

@@ -5,7 +5,7 @@ profile, a profile outside an input's declared shape) by logging an error and re
 """
 
 from . import plan
-from .enums import BuilderFlag, DataType, ErrorCodeTRT, MemoryPoolType, Severity
+from .enums import BuilderFlag, DataType, ErrorCodeTRT, MemoryPoolType, Severity, member
 from .logger import report_error
 from .network import INetworkDefinition, NetworkError
 from .types import to_dims
@@ -61,16 +61,16 @@ class IBuilderConfig:
         return len(self._profiles) - 1
 
     def set_flag(self, flag):
-        self._flags.add(BuilderFlag(int(flag)))
+        self._flags.add(member(BuilderFlag, flag, "set_flag"))
 
     def clear_flag(self, flag):
-        self._flags.discard(BuilderFlag(int(flag)))
+        self._flags.discard(member(BuilderFlag, flag, "clear_flag"))
 
     def get_flag(self, flag):
-        return BuilderFlag(int(flag)) in self._flags
+        return member(BuilderFlag, flag, "get_flag") in self._flags
 
     def set_memory_pool_limit(self, pool, pool_size):
-        self._pools[MemoryPoolType(int(pool))] = int(pool_size)
+        self._pools[member(MemoryPoolType, pool, "set_memory_pool_limit")] = int(pool_size)
 
     def get_memory_pool_limit(self, pool):
         return self._pools.get(pool, 0)

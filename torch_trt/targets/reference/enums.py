@@ -38,6 +38,13 @@ class _Enum(metaclass=_EnumType):
         return f"{type(self).__name__}.{self.name}"
 
 
+def member(enum, value, what):
+    """`value`, which must be a member of `enum`: pybind11 refuses an int or another enum's member with a TypeError."""
+    if type(value) is not enum:
+        raise TypeError(f"{what}: expected a tensorrt.{enum.__name__}, got {value!r}")
+    return value
+
+
 def _enum(name, **members):
     cls = _EnumType(name, (_Enum,), {"__module__": __name__, "__slots__": ()})
     cls.__members__ = {}

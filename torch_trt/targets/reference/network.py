@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from .enums import DataType, ErrorCodeTRT, Severity, TensorLocation
+from .enums import DataType, ErrorCodeTRT, Severity, TensorLocation, member
 from .logger import report_error
 from .types import TORCH_DTYPE, TRT_DTYPE, Dims, to_dims
 
@@ -118,6 +118,9 @@ class ILayer:
     def __setattr__(self, key, value):
         if not key.startswith("_") and key not in ("name", "metadata", "num_ranks") + self._attributes:
             raise AttributeError(f"'{type(self).__name__}' object has no writable attribute '{key}'")
+        current = self.__dict__.get(key)
+        if hasattr(type(current), "__members__"):  # an enum attribute takes members of its enum only
+            member(type(current), value, f"{type(self).__name__}.{key.lstrip('_')}")
         object.__setattr__(self, key, value)
         network = self.__dict__.get("_network")  # restored engine layers have none
         if network is not None and key not in _SHAPELESS_ATTRIBUTES:

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ...dtypes import FLOAT_DTYPES
-from ..enums import ActivationType, LayerType
+from ..enums import ActivationType, LayerType, member
 from ..network import ILayer, check, network_method
 
 # NvInfer.h (IActivationLayer): "Int32 and Int64 are valid only for kRELU"; int8 is a quantized type (Q/DQ only).
@@ -46,4 +46,5 @@ class IActivationLayer(ILayer):
 
 @network_method
 def add_activation(self, input, type):
-    return self._add(IActivationLayer, [input], _activation=ActivationType(int(type)), alpha=0.0, beta=0.0)
+    return self._add(IActivationLayer, [input], _activation=member(ActivationType, type, "add_activation"), alpha=0.0,
+                     beta=0.0)

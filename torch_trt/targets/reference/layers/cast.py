@@ -2,7 +2,7 @@
 
 import torch
 
-from ..enums import DataType, LayerType
+from ..enums import DataType, LayerType, member
 from ..network import UINT8_ONLY_CAST, ILayer, check, network_method
 from ..types import TORCH_DTYPE
 
@@ -36,7 +36,7 @@ class IIdentityLayer(ILayer):
 
 @network_method
 def add_cast(self, input, to_type):
-    return self._add(ICastLayer, [input], to_type=DataType(int(to_type)))
+    return self._add(ICastLayer, [input], to_type=member(DataType, to_type, "add_cast"))
 
 
 @network_method

@@ -7,7 +7,7 @@ IConstantLayer that produces it and records it in `_axis`, which the plan carrie
 import torch
 
 from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..enums import CumulativeOperation, LayerType
+from ..enums import CumulativeOperation, LayerType, member
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
 
@@ -43,5 +43,5 @@ class ICumulativeLayer(ILayer):
 
 @network_method
 def add_cumulative(self, input, axis, op, exclusive, reverse):
-    return self._add(ICumulativeLayer, [input, axis], op=CumulativeOperation(int(op)), exclusive=bool(exclusive),
-                     reverse=bool(reverse))
+    return self._add(ICumulativeLayer, [input, axis], op=member(CumulativeOperation, op, "add_cumulative"),
+                     exclusive=bool(exclusive), reverse=bool(reverse))

@@ -2,7 +2,7 @@
 
 import torch
 
-from ..enums import ElementWiseOperation as Op, LayerType
+from ..enums import ElementWiseOperation as Op, LayerType, member
 from ..network import ILayer, check, network_method
 
 _LOGICAL = {Op.AND: torch.logical_and, Op.OR: torch.logical_or, Op.XOR: torch.logical_xor}
@@ -55,4 +55,4 @@ class IElementWiseLayer(ILayer):
 
 @network_method
 def add_elementwise(self, input1, input2, op):
-    return self._add(IElementWiseLayer, [input1, input2], op=Op(int(op)))
+    return self._add(IElementWiseLayer, [input1, input2], op=member(Op, op, "add_elementwise"))

@@ -11,7 +11,7 @@ dimensions or alpha and beta) to place the output on the engine's device.
 
 import torch
 
-from ..enums import DataType, FillOperation, LayerType
+from ..enums import DataType, FillOperation, LayerType, member
 from ..network import check, check_deferred, network_method
 from ..types import TORCH_DTYPE, to_dims
 from .shape import _TensorInputAttributes, check_shape_input, given, keeps_values, shape_values
@@ -42,7 +42,7 @@ class IFillLayer(_TensorInputAttributes):
         if key == "shape":
             value = to_dims(value, "IFillLayer.shape")
         elif key in ("operation", "to_type"):
-            value = (FillOperation if key == "operation" else DataType)(int(value))
+            value = member(FillOperation if key == "operation" else DataType, value, f"IFillLayer.{key}")
         self._drop_input_replaced_by(key)
         super().__setattr__(key, value)
 
@@ -100,5 +100,5 @@ class IFillLayer(_TensorInputAttributes):
 
 @network_method
 def add_fill(self, shape, op, output_type=DataType.FLOAT):
-    return self._add(IFillLayer, [], shape=to_dims(shape, "add_fill"), operation=FillOperation(int(op)), alpha=0.0,
-                     beta=1.0, to_type=DataType(int(output_type)))
+    return self._add(IFillLayer, [], shape=to_dims(shape, "add_fill"), operation=member(FillOperation, op, "add_fill"),
+                     alpha=0.0, beta=1.0, to_type=member(DataType, output_type, "add_fill"))

@@ -11,7 +11,7 @@ does), so a gather never waits for the device and its engine can be captured in 
 import torch
 
 from ...dtypes import INDEX_DTYPES
-from ..enums import GatherMode, LayerType
+from ..enums import GatherMode, LayerType, member
 from ..network import ILayer, check, network_method
 from .constant import IConstantLayer
 from .shape import keeps_values_if
@@ -94,7 +94,6 @@ class IGatherLayer(ILayer):
         data, indices = inputs
         check(indices.dtype in INDEX_DTYPES, f"gather indices must be INT32 or INT64, got {indices.dtype}")
         check(data.dtype in _TYPES, f"gather does not accept {data.dtype} data")
-        check(isinstance(self.mode, GatherMode), f"gather mode must be a GatherMode, got {self.mode!r}")
         rules = {GatherMode.DEFAULT: self._check_default, GatherMode.ELEMENT: self._check_element,
                  GatherMode.ND: self._check_nd}
         rules[self.mode](tuple(data.shape), tuple(indices.shape))
@@ -174,4 +173,5 @@ def add_gather(self, input, indices, axis):
 
 @network_method
 def add_gather_v2(self, input, indices, mode):
-    return self._add(IGatherLayer, [input, indices], axis=0, num_elementwise_dims=0, mode=GatherMode(int(mode)))
+    return self._add(IGatherLayer, [input, indices], axis=0, num_elementwise_dims=0,
+                     mode=member(GatherMode, mode, "add_gather_v2"))

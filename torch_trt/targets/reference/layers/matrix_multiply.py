@@ -3,7 +3,7 @@
 import torch
 
 from ...dtypes import FLOAT_DTYPES
-from ..enums import LayerType, MatrixOperation as Op
+from ..enums import LayerType, MatrixOperation as Op, member
 from ..network import ILayer, check, network_method
 
 
@@ -70,4 +70,5 @@ class IMatrixMultiplyLayer(ILayer):
 
 @network_method
 def add_matrix_multiply(self, input0, op0, input1, op1):
-    return self._add(IMatrixMultiplyLayer, [input0, input1], op0=Op(int(op0)), op1=Op(int(op1)))
+    return self._add(IMatrixMultiplyLayer, [input0, input1], op0=member(Op, op0, "add_matrix_multiply"),
+                     op1=member(Op, op1, "add_matrix_multiply"))

@@ -8,7 +8,7 @@ EXPLICIT_ROUND_UP overhang past the post-padding is never counted.
 import torch
 import torch.nn.functional as F
 
-from ..enums import LayerType, PaddingMode, PoolingType
+from ..enums import LayerType, PaddingMode, PoolingType, member
 from ..network import ILayer, check, network_method
 from ..types import Dims, to_dims
 from .convolution import WindowedLayer, channels_last_on_cpu, padded_for_call, torch_pads, window_padding
@@ -69,7 +69,7 @@ class IPoolingLayer(WindowedLayer, ILayer):
 @network_method
 def add_pooling_nd(self, input, type, window_size):
     window = to_dims(window_size, "add_pooling_nd")
-    return self._add(IPoolingLayer, [input], _pooling=PoolingType(int(type)), window_size_nd=window,
-                     stride_nd=Dims((1,) * len(window)), pre_padding=Dims((0,) * len(window)),
+    return self._add(IPoolingLayer, [input], _pooling=member(PoolingType, type, "add_pooling_nd"),
+                     window_size_nd=window, stride_nd=Dims((1,) * len(window)), pre_padding=Dims((0,) * len(window)),
                      post_padding=Dims((0,) * len(window)), padding_mode=PaddingMode.EXPLICIT_ROUND_DOWN,
                      blend_factor=0.0, average_count_excludes_padding=True)

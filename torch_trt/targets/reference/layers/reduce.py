@@ -3,7 +3,7 @@
 import torch
 
 from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..enums import LayerType, ReduceOperation as Op
+from ..enums import LayerType, ReduceOperation as Op, member
 from ..network import ILayer, check, network_method
 
 # Float data and INT32/INT64 shape arithmetic (TensorRT's C++ API reference: IReduceLayer, and ReduceOperation's
@@ -51,4 +51,4 @@ class IReduceLayer(ILayer):
 
 @network_method
 def add_reduce(self, input, op, axes, keep_dims):
-    return self._add(IReduceLayer, [input], op=Op(int(op)), axes=int(axes), keep_dims=bool(keep_dims))
+    return self._add(IReduceLayer, [input], op=member(Op, op, "add_reduce"), axes=int(axes), keep_dims=bool(keep_dims))

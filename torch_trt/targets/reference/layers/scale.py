@@ -5,7 +5,7 @@ import math
 import torch
 
 from ...dtypes import FLOAT_DTYPES
-from ..enums import LayerType, ScaleMode as Mode
+from ..enums import LayerType, ScaleMode as Mode, member
 from ..network import ILayer, ITensor, check, network_method
 from ..types import TORCH_DTYPE, to_weights
 
@@ -55,7 +55,7 @@ class IScaleLayer(ILayer):
 
 
 def _add_scale(network, what, input, mode, shift, scale, power, channel_axis):
-    return network._add(IScaleLayer, [input], mode=Mode(int(mode)), shift=to_weights(shift, what),
+    return network._add(IScaleLayer, [input], mode=member(Mode, mode, what), shift=to_weights(shift, what),
                         scale=to_weights(scale, what), power=to_weights(power, what), channel_axis=int(channel_axis))
 
 

@@ -7,7 +7,7 @@ asynchronous assert, so the layer never waits for the device).
 
 import torch
 
-from ..enums import LayerType, ScatterMode
+from ..enums import LayerType, ScatterMode, member
 from ..network import ILayer, check, check_deferred, network_method
 
 # Data types TensorRT's scatter accepts for data and updates.
@@ -24,7 +24,6 @@ class IScatterLayer(ILayer):
         check(data.dtype in _TYPES, f"scatter does not accept {data.dtype} data")
         check(updates.dtype == data.dtype, f"scatter updates ({updates.dtype}) must have the data's dtype "
               f"({data.dtype}); insert a cast")
-        check(isinstance(self.mode, ScatterMode), f"scatter mode must be a ScatterMode, got {self.mode!r}")
         check(data.dim() >= 1, "scatter ELEMENT needs data of rank >= 1")
         check(indices.dim() == data.dim(), f"scatter ELEMENT indices {tuple(indices.shape)} must have the rank of "
               f"data {tuple(data.shape)}")
@@ -46,4 +45,4 @@ class IScatterLayer(ILayer):
 
 @network_method
 def add_scatter(self, data, indices, updates, mode):
-    return self._add(IScatterLayer, [data, indices, updates], axis=0, mode=ScatterMode(int(mode)))
+    return self._add(IScatterLayer, [data, indices, updates], axis=0, mode=member(ScatterMode, mode, "add_scatter"))

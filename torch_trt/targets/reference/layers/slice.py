@@ -74,7 +74,6 @@ class ISliceLayer(_TensorInputAttributes):
 
     def _check(self, inputs):
         check(inputs[0].dtype != torch.uint8, UINT8_ONLY_CAST)
-        check(isinstance(self.mode, SampleMode), f"slice mode must be a SampleMode, got {self.mode!r}")
         for index, name in _TENSOR_INPUTS.items():
             if given(inputs, index) is not None:
                 check_shape_input(inputs, index, f"slice {name}")

@@ -3,7 +3,7 @@
 import torch
 
 from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..enums import DataType, LayerType, TopKOperation
+from ..enums import DataType, LayerType, TopKOperation, member
 from ..network import ILayer, check, network_method
 from ..types import TORCH_DTYPE
 from .reduce import axes_from_mask
@@ -38,5 +38,5 @@ class ITopKLayer(ILayer):
 
 @network_method
 def add_topk(self, input, op, k, axes, indices_type=DataType.INT32):
-    return self._add(ITopKLayer, [input], op=TopKOperation(int(op)), k=int(k), axes=int(axes),
-                     indices_type=DataType(int(indices_type)))
+    return self._add(ITopKLayer, [input], op=member(TopKOperation, op, "add_topk"), k=int(k), axes=int(axes),
+                     indices_type=member(DataType, indices_type, "add_topk"))

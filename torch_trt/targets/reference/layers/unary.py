@@ -3,7 +3,7 @@
 import torch
 
 from ...dtypes import FLOAT_DTYPES, INDEX_DTYPES
-from ..enums import LayerType, UnaryOperation as Op
+from ..enums import LayerType, UnaryOperation as Op, member
 from ..network import ILayer, check, network_method
 
 _OPS = {
@@ -35,4 +35,4 @@ class IUnaryLayer(ILayer):
 
 @network_method
 def add_unary(self, input, op):
-    return self._add(IUnaryLayer, [input], op=Op(int(op)))
+    return self._add(IUnaryLayer, [input], op=member(Op, op, "add_unary"))
