@@ -6,7 +6,7 @@ from torch import nn
 from harness import check_converter, dynamic_inputs
 from torch_trt.errors import ConversionError
 
-F32, F16 = torch.float32, torch.float16
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
 CASES = [  # id, module, input shape, dtype
     ("conv2d", nn.Conv2d(3, 8, 3), (2, 3, 10, 10), F32),
@@ -17,6 +17,7 @@ CASES = [  # id, module, input shape, dtype
     ("conv2d_dilation", nn.Conv2d(2, 3, 3, dilation=2, padding=2), (1, 2, 9, 9), F32),
     ("conv2d_1x1", nn.Conv2d(5, 2, 1), (1, 5, 4, 4), F32),
     ("conv2d_fp16", nn.Conv2d(3, 8, 3, padding=1).half(), (2, 3, 8, 8), F16),
+    ("conv2d_bf16", nn.Conv2d(3, 8, 3, padding=1).bfloat16(), (2, 3, 8, 8), BF16),  # weights numpy cannot hold
     ("conv2d_groups_fp16", nn.Conv2d(4, 4, 3, groups=2, bias=False).half(), (1, 4, 6, 6), F16),
     ("conv1d", nn.Conv1d(3, 5, 3), (2, 3, 12), F32),
     ("conv1d_stride_padding_dilation", nn.Conv1d(2, 4, 3, stride=2, padding=2, dilation=2), (1, 2, 15), F32),

@@ -44,6 +44,7 @@ CASES = [  # id, module, converter, input shape, dtype
     ("batch_norm_5d", randomized(nn.BatchNorm3d(2)), BN, (2, 2, 3, 4, 3), F32),
     ("batch_norm_4d_fp16", randomized(nn.BatchNorm2d(3), F16), BN, (2, 3, 4, 5), F16),
     ("batch_norm_2d_fp16", randomized(nn.BatchNorm1d(6), F16), BN, (4, 6), F16),
+    ("batch_norm_4d_bf16", randomized(nn.BatchNorm2d(3), BF16), BN, (2, 3, 4, 5), BF16),
     ("layer_norm_last_dim", randomized(nn.LayerNorm(8)), LN, (2, 5, 8), F32),
     ("layer_norm_last_2_dims", randomized(nn.LayerNorm((4, 6))), LN, (2, 3, 4, 6), F32),
     ("layer_norm_no_affine", nn.LayerNorm(8, elementwise_affine=False), LN, (3, 8), F32),

@@ -1,5 +1,4 @@
-"""enabled_precisions: matmul runs in float16 or bfloat16, convolution in float16; the rest and the outputs stay
-float32 (convolution kernels must match the input's dtype, and numpy has no bfloat16 for them)."""
+"""enabled_precisions: matmul and convolution run in float16 or bfloat16; the rest and the outputs stay float32."""
 
 import pytest
 import torch
@@ -28,6 +27,19 @@ def test_reduced_precision_rounds_only_the_heavy_ops(precision, device):
         full_out, reduced_out = full(x.to(device)), reduced(x.to(device))
     assert reduced_out.dtype == torch.float32
     assert not torch.equal(full_out, reduced_out), "enabled_precisions changed nothing"
+
+
+@pytest.mark.parametrize("precision", [torch.float16, torch.bfloat16])
+def test_reduced_precision_runs_convolutions_in_it(precision):
+    """The convolution's kernel is handed to the network in the reduced precision (bfloat16 through the tensor's
+    memory, which numpy cannot hold): every output value is one of that precision, cast to float32."""
+    model, x = nn.Conv2d(3, 8, 3).eval(), torch.randn(2, 3, 8, 8)
+    compiled = torch_trt.compile(model, inputs=[x], target="reference", min_block_size=1,
+                                 enabled_precisions={torch.float32, precision}, require_full_compilation=True)
+    with torch.no_grad():
+        out = compiled(x)
+        torch.testing.assert_close(out, model(x), rtol=2e-2, atol=2e-2)
+    assert out.dtype == torch.float32 and torch.equal(out, out.to(precision).float())
 
 
 def test_reduced_precision_with_dynamic_batch(device):

@@ -8,7 +8,7 @@ Fields:
     settings             the CompileSettings
     value_tensor_map     torch Value -> ITensor, for runtime values
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
-    weights              host arrays handed to the network, kept alive until the build ends
+    weights              host arrays (and bfloat16 tensors) handed to the network, kept alive until the build ends
     errors               the errors the builder's IErrorRecorder kept, the network's among them (network_errors())
 
 Call tree (interpreter.convert_graph):
@@ -118,15 +118,18 @@ class ConversionCtx:
         if stand_in is not None:
             layer = self.net.add_cast(self.constant(value.to(stand_in)), trt_dtype(self.trt, value.dtype))
             return layer.get_output(0)
-        if value.dtype == torch.bfloat16:  # numpy has no bfloat16: TensorRT reads the tensor's memory, kept alive here
-            self.weights.append(value)
-            weights = self.trt.Weights(trt_dtype(self.trt, value.dtype), value.data_ptr(), value.numel())
-            return self.net.add_constant(tuple(value.shape), weights).get_output(0)
-        array = value.numpy()
-        if array.ndim == 0:
-            array = array.reshape(1)
+        weights = self.host_weights(value.reshape(value.shape or (1,)))  # a 0-D value is one weight
+        return self.net.add_constant(tuple(value.shape), weights).get_output(0)
+
+    def host_weights(self, tensor):
+        """Weights for an add_* call holding the contiguous host `tensor`, kept alive until the build ends: a numpy
+        array, or for bfloat16, which numpy lacks, Weights that TensorRT reads from the tensor's memory."""
+        if tensor.dtype == torch.bfloat16:
+            self.weights.append(tensor)
+            return self.trt.Weights(trt_dtype(self.trt, tensor.dtype), tensor.data_ptr(), tensor.numel())
+        array = tensor.numpy()
         self.weights.append(array)
-        return self.net.add_constant(tuple(value.shape), array).get_output(0)
+        return array
 
 
 def _creation_flags(trt):

@@ -217,10 +217,8 @@ def constant_weights(arg):
 
 
 def host_weights(ctx, tensor, dtype):
-    """`tensor` as a contiguous numpy array of `dtype`, kept alive until the build ends."""
-    array = tensor.detach().to(dtype).cpu().contiguous().numpy()
-    ctx.weights.append(array)
-    return array
+    """`tensor` in `dtype` as Weights of an add_* call (ConversionCtx.host_weights)."""
+    return ctx.host_weights(tensor.detach().to(dtype).cpu().contiguous())
 
 
 def expand(values, n):

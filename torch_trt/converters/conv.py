@@ -25,8 +25,7 @@ def _output_padding(kernel, padding, dilation, output_padding):
 def convolution(ctx, node, args):
     """1-D to 3-D convolution or transposed convolution with constant weights."""
     x = args["input"].itensor()
-    # Kernel weights must have the input's dtype and numpy has no bfloat16: reduced precision means float16 here.
-    rank, dtype = len(x.shape), compute_dtype(ctx, dtype_of(ctx, x), candidates=(torch.float16,))
+    rank, dtype = len(x.shape), compute_dtype(ctx, dtype_of(ctx, x))  # kernel weights take the input's dtype
     kernel, bias = constant_weights(args["weight"]), args["bias"].optional(constant_weights)
     n, transposed, groups = kernel.dim() - 2, args["transposed"].to_bool(), args["groups"].to_int()
     stride, padding, dilation, output_padding = (expand(args[name].to_int_list(), n) for name in
