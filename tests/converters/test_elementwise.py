@@ -128,6 +128,9 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("le_dynamic_broadcast", lambda a, b: a <= b, {"aten::le"}, [((1, 3), (2, 3), (6, 3), (5, 3)),
                                                                  ((3,), (3,), (3,), (3,))], i32),
     ("remainder_scalar_dynamic", lambda a: a % -3, {"aten::remainder"}, [((1, 2), (3, 2), (6, 2), (4, 2))], i32),
+    # dynamic dims derived differently (2 * rows of a, rows of b), equal when the engine runs
+    ("add_dynamic_dims_of_different_origins", lambda a, b: torch.cat([a, a]) + b, {"aten::cat", "aten::add"},
+     [((1, 3), (2, 3), (4, 3), (3, 3)), ((1, 3), (4, 3), (8, 3), (6, 3))], f32),
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

@@ -4,6 +4,8 @@ import torch
 
 import torch_trt.targets.reference as trt
 
+from .conftest import RecordingLogger
+
 
 def test_activation_relu(run_network):
     x = torch.randn(2, 3)
@@ -27,6 +29,56 @@ def test_elementwise_rank_mismatch_refused(refused):
     message = refused(lambda net, a, b: net.add_elementwise(a, b, trt.ElementWiseOperation.SUM),
                       [((2, 3), trt.float32), ((3,), trt.float32)])
     assert "same rank" in message
+
+
+def _two_dynamic_inputs(define):
+    """(network output, engine) of define(network, x, y) for host FLOAT inputs x (-1, 3), profile 1..4, and y (-1, 3),
+    profile 1..8."""
+    builder = trt.Builder(RecordingLogger())
+    network = builder.create_network(0)
+    x, y = network.add_input("x", trt.float32, (-1, 3)), network.add_input("y", trt.float32, (-1, 3))
+    output = define(network, x, y)
+    assert output is not None, builder.logger.errors()
+    output.name = "out"
+    network.mark_output(output)
+    profile = builder.create_optimization_profile()
+    profile.set_shape("x", (1, 3), (2, 3), (4, 3))
+    profile.set_shape("y", (1, 3), (4, 3), (8, 3))
+    config = builder.create_builder_config()
+    config.add_optimization_profile(profile)
+    for tensor in (x, y, output):
+        tensor.location = trt.TensorLocation.HOST
+    plan = builder.build_serialized_network(network, config)
+    assert plan is not None, builder.logger.errors()
+    return output, trt.Runtime(builder.logger).deserialize_cuda_engine(plan)
+
+
+def test_dynamic_dims_broadcast_whatever_their_sizes_as_tensorrt_checks_them_when_the_engine_runs():
+    """x twice along dim 0 plus y: their dynamic dims were inferred from different probes and refused as if static."""
+    def define(network, x, y):
+        doubled = network.add_concatenation([x, x])
+        doubled.axis = 0
+        return network.add_elementwise(doubled.get_output(0), y, trt.ElementWiseOperation.SUM).get_output(0)
+
+    output, engine = _two_dynamic_inputs(define)
+    assert tuple(output.shape) == (-1, 3)
+    x, y, out = torch.randn(2, 3), torch.randn(4, 3), torch.empty(4, 3)
+    context = engine.create_execution_context()
+    for name, tensor in (("x", x), ("y", y), ("out", out)):
+        if name != "out":
+            context.set_input_shape(name, tuple(tensor.shape))
+        context.set_tensor_address(name, tensor.data_ptr())
+    assert context.execute_async_v3(0)
+    torch.testing.assert_close(out, torch.cat([x, x]) + y)
+
+
+def test_a_dynamic_dim_takes_the_static_size_it_broadcasts_with():
+    def define(network, x, y):
+        rows = network.add_constant((2, 3), trt.Weights(np.ones((2, 3), dtype=np.float32))).get_output(0)
+        return network.add_elementwise(x, rows, trt.ElementWiseOperation.SUM).get_output(0)
+
+    output, _ = _two_dynamic_inputs(define)
+    assert tuple(output.shape) == (2, 3)
 
 
 def test_elementwise_dtype_mismatch_refused(refused):

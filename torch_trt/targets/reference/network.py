@@ -106,6 +106,7 @@ class ILayer:
     _attributes = ()          # read/write attributes of the concrete layer, as bound in TensorRT
     _weight_attributes = ()   # attributes holding Weights (serialized as tensors, not JSON)
     _num_outputs = 1
+    _broadcasts = False       # whether its inputs broadcast against each other (dim by dim, equal ranks)
 
     def __init__(self, network, inputs):
         object.__setattr__(self, "_network", network)
@@ -292,9 +293,10 @@ class INetworkDefinition:
     def _infer(self, layer):
         inputs = [None if t is None else self._meta_cache.get(id(t)) or self._meta(t) for t in layer._inputs]
         static = all(pair is None or pair[0] is pair[1] for pair in inputs)  # both probes the same: infer once
+        probed = _dynamic_dims_met(inputs) if layer._broadcasts and not static else inputs
         results = []
         for probe in range(1 if static else 2):
-            probe_inputs = [None if pair is None else pair[probe] for pair in inputs]
+            probe_inputs = [None if pair is None else pair[probe] for pair in probed]
             weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
             try:
                 layer._check(probe_inputs)
@@ -306,6 +308,31 @@ class INetworkDefinition:
         for output, a, b in zip(layer._outputs, results[0], results[-1]):
             self._meta_cache[id(output)] = (a, b)
         self._inferred_from[id(layer)] = inputs
+
+
+def _dynamic_dims_met(pairs):
+    """The (probe_a, probe_b) metas of a broadcasting layer's inputs, each dynamic dim (one whose probes differ) made
+    the size it meets: a dynamic dim is unknown when the network is built, so TensorRT checks that it broadcasts only
+    when the engine runs. A static size other than 1 at that dim wins, else the first dynamic input's probes (the
+    output's dim stays dynamic)."""
+    present = [pair for pair in pairs if pair is not None]
+    if len({pair[0].dim() for pair in present}) != 1:
+        return pairs  # ranks differ: the layer's check refuses that
+    shapes = {id(pair): [list(pair[0].shape), list(pair[1].shape)] for pair in present}
+    for dim in range(present[0][0].dim()):
+        sizes = [shapes[id(pair)] for pair in present]
+        dynamic = [a[dim] != b[dim] for a, b in sizes]
+        static = {a[dim] for (a, _), known in zip(sizes, dynamic) if not known and a[dim] != 1}
+        if not any(dynamic) or len(static) > 1:
+            continue  # nothing to meet, or static sizes that cannot: the layer's check says so
+        first = sizes[dynamic.index(True)]
+        met = (next(iter(static)),) * 2 if static else (first[0][dim], first[1][dim])
+        for size, known in zip(sizes, dynamic):
+            if known:
+                size[0][dim], size[1][dim] = met
+    return [pair if pair is None or [list(pair[0].shape), list(pair[1].shape)] == shapes[id(pair)] else
+            tuple(torch.empty(shape, dtype=meta.dtype, device="meta") for meta, shape in zip(pair, shapes[id(pair)]))
+            for pair in pairs]
 
 
 def dependency_order(layers, skip=lambda layer: False):

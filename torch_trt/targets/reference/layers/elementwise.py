@@ -31,6 +31,7 @@ _TYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64
 
 class IElementWiseLayer(ILayer):
     _layer_type = LayerType.ELEMENTWISE
+    _broadcasts = True
     _attributes = ("op",)
 
     def _check(self, inputs):

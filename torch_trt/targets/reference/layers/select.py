@@ -12,6 +12,7 @@ _TYPES = (torch.int32, torch.int64, torch.float16, torch.float32, torch.bfloat16
 
 class ISelectLayer(ILayer):
     _layer_type = LayerType.SELECT
+    _broadcasts = True
 
     def _check(self, inputs):
         condition, then_input, else_input = inputs
