@@ -66,6 +66,13 @@ def test_scatter_refused_at_build(refused_at_build, axis, mode, message):
     assert message in refused_at_build(define, [F32_23, I32_23, F32_23])
 
 
+def test_a_valid_nd_scatter_is_refused_as_unimplemented_not_as_an_invalid_element_scatter(refused_at_build):
+    """data (3, 4), indices (2, 1), updates (2, 4): ONNX's ScatterND, whose shapes break ELEMENT's rules."""
+    message = refused_at_build(lambda net, d, i, u: net.add_scatter(d, i, u, trt.ScatterMode.ND),
+                               [((3, 4), trt.float32), ((2, 1), trt.int32), ((2, 4), trt.float32)])
+    assert "ELEMENT mode only" in message and "shape of indices" not in message
+
+
 def test_scatter_out_of_range_index_fails_at_run_time(run_network):
     with pytest.raises(RuntimeError, match="outside \\[0, 3\\)"):
         run_network(_scatter(1), [torch.zeros(1, 3), torch.tensor([[3]], dtype=I32), torch.ones(1, 1)])

@@ -24,12 +24,13 @@ class IScatterLayer(ILayer):
         check(data.dtype in _TYPES, f"scatter does not accept {data.dtype} data")
         check(updates.dtype == data.dtype, f"scatter updates ({updates.dtype}) must have the data's dtype "
               f"({data.dtype}); insert a cast")
+        # first: the ELEMENT rules below would refuse a valid ND scatter with a message about ELEMENT mode
+        check_deferred(self.mode == ScatterMode.ELEMENT, "the reference implements scatter in ELEMENT mode only")
         check(data.dim() >= 1, "scatter ELEMENT needs data of rank >= 1")
         check(indices.dim() == data.dim(), f"scatter ELEMENT indices {tuple(indices.shape)} must have the rank of "
               f"data {tuple(data.shape)}")
         check(tuple(updates.shape) == tuple(indices.shape), f"scatter ELEMENT updates {tuple(updates.shape)} must "
               f"have the shape of indices {tuple(indices.shape)}")
-        check_deferred(self.mode == ScatterMode.ELEMENT, "the reference implements scatter in ELEMENT mode only")
         check_deferred(0 <= self.axis < data.dim(), f"scatter axis {self.axis} is out of range for data of rank "
                        f"{data.dim()}")
 
