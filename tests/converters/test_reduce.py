@@ -7,6 +7,9 @@ f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
 
 # Distinct values: which of equal values TopK returns first is not specified.
 UNIQUE_INT = torch.randperm(12, dtype=torch.int32).reshape(3, 4) - 6
+NAN, INF = float("nan"), float("inf")
+TIES = torch.tensor([[1., 3., 3., 0.], [2., 2., 2., 2.], [5., 0., 5., 5.]])  # PyTorch returns the first index
+NANS = torch.tensor([[NAN, 1., 0.], [3., NAN, NAN], [0., 2., 2.]])  # a NaN is both the max and the min
 
 CASES = [  # id, function, converter, input shape, dtype
     ("sum_all", lambda x: x.sum(), "aten::sum", (2, 3, 4), f32),
@@ -110,6 +113,19 @@ CASES = [  # id, function, converter, input shape, dtype
     ("cumsum_bool", lambda x: x.cumsum(-1), "aten::cumsum", (2, 5), b8),
     ("cumsum_dtype", lambda x: x.cumsum(1, dtype=torch.float32), "aten::cumsum", (2, 5), i32),
     ("cumsum_1d", lambda x: x.cumsum(0), "aten::cumsum", (7,), f32),
+    ("max_dim_ties", lambda x: x.max(1), "aten::max", TIES, f32),
+    ("max_dim_ties_int", lambda x: x.max(1), "aten::max", TIES.int(), i32),
+    ("max_dim_ties_bool", lambda x: x.max(0), "aten::max", torch.tensor([True, False, True]), b8),
+    ("min_dim_ties_keepdim", lambda x: x.min(0, keepdim=True), "aten::min", TIES, f32),
+    ("argmax_ties", lambda x: x.argmax(1), "aten::argmax", TIES, f32),
+    ("argmax_all_ties", lambda x: x.argmax(), "aten::argmax", TIES, f32),
+    ("max_dim_nan", lambda x: x.max(1), "aten::max", NANS, f32),
+    ("min_dim_nan", lambda x: x.min(1), "aten::min", NANS, f32),
+    ("argmin_all_nan", lambda x: x.argmin(), "aten::argmin", NANS, f32),
+    ("logsumexp_infinite", lambda x: x.logsumexp(1), "aten::logsumexp",
+     torch.tensor([[-INF, -INF], [INF, 1.], [NAN, 1.], [1., 2.]]), f32),
+    ("std_fp16_squares_past_its_range", lambda x: x.std(), "aten::std",
+     torch.tensor([300., 400., 1000., 2000.]).half(), f16),
 ]
 
 
@@ -127,6 +143,8 @@ NORMS = [  # id, function, converters, input shape, dtype
     ("norm_3_fp16", lambda x: x.norm(3, -1), NORM, (3, 4), f16),
     ("norm_dim_dtype", lambda x: x.norm(2, [0], False, dtype=torch.float32), NORM, (3, 4), f16),
     ("norm_dtype", lambda x: x.norm(2, dtype=torch.float32), NORM, (3, 4), f16),
+    ("norm_fp16_squares_past_its_range", lambda x: x.norm(2, 1), NORM, torch.tensor([[300., 400.]]).half(), f16),
+    ("norm_3_fp16_cubes_past_its_range", lambda x: x.norm(3, 1), NORM, torch.tensor([[30., 40.]]).half(), f16),
 ]
 
 

@@ -15,7 +15,8 @@ import torch
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
 from ..targets.dtypes import FLOAT_DTYPES, INDEX_DTYPES, scalar_type
-from ._helpers import (axes_mask, cast, dtype_of, elementwise, normalize_dim, rank, reshape_torch_sizes,
+from ..conversion.shape_tensors import dim_size
+from ._helpers import (axes_mask, cast, dtype_of, elementwise, linspace, normalize_dim, rank, reshape_torch_sizes,
                        reshape_trt_dims)
 
 _REDUCE = {
@@ -84,11 +85,23 @@ def _drop_dim(ctx, tensor, dim):
 
 
 def _extreme_along(ctx, x, dim, keepdim, largest):
-    """(values, indices) of the max or min along `dim`; a 0-d tensor is its own extreme, at index 0."""
+    """(values, indices) of the max or min along `dim`, at its first occurrence, a NaN being both extremes, as PyTorch
+    returns them; a 0-d tensor is its own extreme, at index 0. Not a TopK: TensorRT's does not say which of equal
+    values it returns."""
     if rank(x) == 0:
         return x, ctx.constant(torch.tensor(0))
-    dim = normalize_dim(dim, rank(x))
-    values, indices = _topk(ctx, x, 1, dim, largest)
+    dim, dtype = normalize_dim(dim, rank(x)), dtype_of(ctx, x)
+    x = cast(ctx, x, dtype if dtype in _REDUCIBLE else torch.int32)
+    values = _reduce(ctx, x, "MAX" if largest else "MIN", [dim], True)
+    hits = elementwise(ctx, x, values, ctx.trt.ElementWiseOperation.EQUAL)
+    if dtype.is_floating_point:  # where the extreme is NaN, the NaNs are its occurrences
+        hits = elementwise(ctx, hits, ctx.net.add_unary(x, ctx.trt.UnaryOperation.ISNAN).get_output(0),
+                           ctx.trt.ElementWiseOperation.OR)
+    positions = reshape_trt_dims(ctx, linspace(ctx, dim_size(ctx, x, dim), 0, 1),
+                                 (1,) * dim + (-1,) + (1,) * (rank(x) - dim - 1))
+    beyond = ctx.constant(torch.full((1,) * rank(x), torch.iinfo(torch.int64).max))
+    first = ctx.net.add_select(hits, positions, beyond).get_output(0)
+    values, indices = cast(ctx, values, dtype), _reduce(ctx, first, "MIN", [dim], True)
     if keepdim:
         return values, indices
     return _drop_dim(ctx, values, dim), _drop_dim(ctx, indices, dim)
@@ -113,7 +126,7 @@ def _arg_extreme(ctx, node, args, largest):
     if dim is not None:
         return ctx.set_output(node, [_extreme_along(ctx, x, dim, keepdim, largest)[1]])
     flat = reshape_trt_dims(ctx, x, (-1,))  # no dim: the index into the flattened tensor
-    _, index = _topk(ctx, flat, 1, 0, largest)
+    _, index = _extreme_along(ctx, flat, 0, True, largest)
     return ctx.set_output(node, [reshape_trt_dims(ctx, index, (1,) * rank(x) if keepdim else ())])
 
 
@@ -211,11 +224,18 @@ _STATISTICS = {f"aten::{name}{overload}{signature}": name for name in ("var", "s
                for overload, signature in zip(("", ".dim", ".correction"), _VARIANCE)}
 
 
+def _in_float32(ctx, x):
+    """(x's dtype, x in float32 when it is half or bfloat16): PyTorch sums squares of such tensors in float32, where
+    they do not overflow, and rounds only the result."""
+    dtype = dtype_of(ctx, x)
+    return dtype, cast(ctx, x, torch.float32) if dtype in (torch.float16, torch.bfloat16) else x
+
+
 def _statistic(ctx, node, args, name):
-    x = args[0].itensor()
+    dtype, x = _in_float32(ctx, args[0].itensor())
     variance = _variance(ctx, x, _dims_of(args, x), _correction(args), args.get("keepdim", False).to_bool())
-    return ctx.set_output(node, [ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0)
-                                 if name == "std" else variance])
+    result = ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0) if name == "std" else variance
+    return ctx.set_output(node, [cast(ctx, result, dtype if dtype.is_floating_point else torch.float32)])
 
 
 converter_table(_STATISTICS, _statistic, "torch.{} over dims, with Bessel's correction (or `correction`).")
@@ -254,19 +274,20 @@ def _norm_input(ctx, args):
 @converter("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor")
 def norm(ctx, node, args):
     """torch.norm: the vector p-norm over dims (all when none are given)."""
-    x = _norm_input(ctx, args)
+    dtype, x = _in_float32(ctx, _norm_input(ctx, args))
     p = args["p"].optional(Arg.to_float)
     keepdim = args.get("keepdim", False).to_bool()
-    return ctx.set_output(node, [_vector_norm(ctx, x, 2.0 if p is None else p, _dims_of(args, x), keepdim)])
+    return ctx.set_output(node, [cast(ctx, _vector_norm(ctx, x, 2.0 if p is None else p, _dims_of(args, x), keepdim),
+                                      dtype)])
 
 
 @converter("aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
            "ScalarType? dtype=None) -> Tensor")
 def linalg_vector_norm(ctx, node, args):
     """torch.linalg.vector_norm: the ord-norm over dims (all when none are given)."""
-    x = _norm_input(ctx, args)
-    return ctx.set_output(node, [_vector_norm(ctx, x, args["ord"].to_float(), _dims_of(args, x),
-                                              args["keepdim"].to_bool())])
+    dtype, x = _in_float32(ctx, _norm_input(ctx, args))
+    return ctx.set_output(node, [cast(ctx, _vector_norm(ctx, x, args["ord"].to_float(), _dims_of(args, x),
+                                                        args["keepdim"].to_bool()), dtype)])
 
 
 _TRUTH_REDUCTIONS = {f"aten::{name}{signature}": op_name for name, op_name in (("any", "MAX"), ("all", "MIN"))
@@ -292,12 +313,16 @@ converter_table(_TRUTH_REDUCTIONS, _truth_reduction, "Whether any (MAX) or every
 
 @converter("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
 def logsumexp(ctx, node, args):
-    """log(sum(exp(x))) over dims, computed as m + log(sum(exp(x - m))), m the max, so it does not overflow."""
+    """log(sum(exp(x))) over dims, computed as m + log(sum(exp(x - m))), m the max where it is finite (else 0, as
+    PyTorch's: inf - inf would be NaN), so it does not overflow."""
     ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
     x = args[0].itensor()
-    x = cast(ctx, x, dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32)
+    dtype = dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32
+    x = cast(ctx, x, dtype)
     dims, keepdim = _dims_of(args, x), args["keepdim"].to_bool()
     peak = _reduce(ctx, x, "MAX", dims, True)
+    infinite = ctx.net.add_unary(peak, unary.ISINF).get_output(0)
+    peak = ctx.net.add_select(infinite, ctx.constant(torch.zeros((1,) * rank(x), dtype=dtype)), peak).get_output(0)
     exp = ctx.net.add_unary(elementwise(ctx, x, peak, ops.SUB), unary.EXP).get_output(0)
     log = ctx.net.add_unary(_reduce(ctx, exp, "SUM", dims, keepdim), unary.LOG).get_output(0)
     return ctx.set_output(node, [elementwise(ctx, _reduce(ctx, peak, "MAX", dims, keepdim), log, ops.SUM)])
