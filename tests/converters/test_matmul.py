@@ -66,6 +66,9 @@ CASES = [  # id, function or module, converters, input shapes, dtype
     ("addmm_beta_alpha", lambda b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0), AFFINE | {"aten::mul"},
      [(3, 5), (3, 4), (4, 5)], f32),
     ("addmm_constant", ConstantAddmm(), AFFINE, [(3, 4)], f32),
+    # beta 0 ignores the bias, NaN and inf included
+    ("addmm_beta_0", lambda b, x, w: torch.addmm(b, x, w, beta=0), MM,
+     [torch.tensor([[float("nan"), float("inf")]]), (3, 4), (4, 2)], f32),
     ("mm", torch.mm, MM, [(3, 4), (4, 5)], f32),
     ("mm_fp16", torch.mm, MM, [(3, 4), (4, 5)], f16),
     ("bmm", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f32),

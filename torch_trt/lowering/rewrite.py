@@ -64,3 +64,8 @@ def rewrite_pass(name, doc, *rules):
 def is_none(value):
     """Whether `value` is the None constant."""
     return value.type().kind() == "NoneType"
+
+
+def is_constant(value, constant):
+    """Whether `value` is a constant equal to `constant`."""
+    return value.node().kind() == "prim::Constant" and value.toIValue() == constant

@@ -1,6 +1,6 @@
 """Reduce linear, addmm, mm and bmm to matmul, t and elementwise ops."""
 
-from ..rewrite import is_none, rewrite_pass
+from ..rewrite import is_constant, is_none, rewrite_pass
 
 unpack_linear = rewrite_pass(
     "unpack_linear", "Rewrite aten::linear as matmul with the transposed weight, plus the bias when there is one.",
@@ -17,7 +17,12 @@ unpack_linear = rewrite_pass(
 )
 
 unpack_addmm = rewrite_pass(
-    "unpack_addmm", "Rewrite aten::addmm(b, x, w, beta, alpha) as beta * b + alpha * matmul(x, w).",
+    "unpack_addmm", "Rewrite aten::addmm(b, x, w, beta, alpha) as beta * b + alpha * matmul(x, w) (b unread when "
+                    "beta is 0, NaN and inf included, as PyTorch's).",
+    ("aten::addmm", """graph(%b, %x, %w, %beta, %alpha):
+        %xw = aten::matmul(%x, %w)
+        %y = aten::mul(%xw, %alpha)
+        return (%y)""", lambda node: is_constant(node.inputsAt(3), 0)),
     ("aten::addmm", """graph(%b, %x, %w, %beta, %alpha):
         %xw = aten::matmul(%x, %w)
         %scaled = aten::mul(%xw, %alpha)
