@@ -3,6 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import check_converter, dynamic_inputs
+from torch_trt.errors import ConversionError
 
 CASES = [  # id, function, converter, input shape, dtype
     ("relu", torch.relu, "aten::relu", (2, 3), torch.float32),
@@ -91,3 +92,9 @@ def test_float_activations_of_integers(function, converter, device):
 def test_clips_of_integers(function, converter, dtype, device):
     """Integers clamp exactly with element-wise MAX and MIN, since CLIP takes floats (they ran in PyTorch before)."""
     check_converter(function, [torch.tensor([[-3, -1, 0, 1], [2, 3, 6, 7]], dtype=dtype)], {converter}, device)
+
+
+def test_celu_with_a_negative_alpha_runs_in_pytorch(device):
+    """alpha * elu(x / alpha) is celu only for alpha > 0: another alpha is left to PyTorch, not converted wrong."""
+    with pytest.raises(ConversionError, match="only a positive alpha"):
+        check_converter(lambda x: F.celu(x, -1.5), [torch.tensor([-1.0, 0.5, 2.0])], set(), device)

@@ -141,10 +141,10 @@ def selu(ctx, node, args):
 
 @converter("aten::celu(Tensor self, Scalar alpha=1.) -> Tensor")
 def celu(ctx, node, args):
-    """alpha * elu(x / alpha)."""
+    """alpha * elu(x / alpha), which is celu for alpha > 0 only."""
     alpha = args["alpha"].to_float()
-    if alpha == 0:
-        raise ValueError("celu's alpha must not be 0")
+    if alpha <= 0:
+        raise ValueError(f"celu with alpha {alpha}: only a positive alpha is converted")
     layer = ctx.net.add_activation(_multiply(ctx, args[0].itensor(), 1 / alpha), ctx.trt.ActivationType.ELU)
     layer.alpha, layer.beta = 1.0, 0.0
     return ctx.set_output(node, [_multiply(ctx, layer.get_output(0), alpha)])
