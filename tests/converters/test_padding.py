@@ -26,6 +26,9 @@ CASES = [  # id, function, converter, input shape, dtype
     ("pad_replicate_2d", lambda x: F.pad(x, (3, 0, 1, 4), mode="replicate"), PAD, (1, 2, 3, 4), F32),
     ("pad_replicate_unbatched", lambda x: F.pad(x, (2, 2), mode="replicate"), PAD, (3, 4), F32),
     ("pad_circular_2d", lambda x: F.pad(x, (1, 2, 2, 1), mode="circular"), PAD, (1, 2, 4, 5), F32),
+    # PyTorch crops first and wraps the cropped tensor
+    ("pad_circular_crop_and_wrap", lambda x: F.pad(x, (-1, 1), mode="circular"), PAD, (1, 2, 4), F32),
+    ("pad_circular_crop_and_wrap_2d", lambda x: F.pad(x, (1, -2, 0, 1), mode="circular"), PAD, (1, 2, 4, 5), F32),
     ("constant_pad_nd", lambda x: torch.constant_pad_nd(x, [1, 2, 0, 1], 3.0), CONSTANT, (2, 3, 4), F32),
     ("constant_pad_nd_int32", lambda x: torch.constant_pad_nd(x, [1, 1], -2), CONSTANT, (2, 3), I32),
     ("constant_pad_nd_default", lambda x: torch.constant_pad_nd(x, [2, 0, 0, 0, 1, 0]), CONSTANT, (2, 3, 4), F16),

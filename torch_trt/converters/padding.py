@@ -36,6 +36,16 @@ def _zero_padding(ctx, x, pairs):
     return drop_unit_dims(ctx, padded, units) if units else padded
 
 
+def _slice(ctx, x, pairs, sample_mode):
+    """The slice from -before to size + after over each dim of `pairs` ({dim: (before, after)}), reading out of
+    range by `sample_mode` (a SampleMode's name)."""
+    dims = sorted(pairs)
+    layer = ctx.net.add_slice(x, [-pairs[d][0] for d in dims], [x.shape[d] + sum(pairs[d]) for d in dims],
+                              [1] * len(dims))
+    layer.axes, layer.mode = dims, getattr(ctx.trt.SampleMode, sample_mode)
+    return layer
+
+
 def _pad(ctx, x, pad, mode, value=0.0):
     """`x` padded by PyTorch's `pad` list in `mode` (constant padding fills with `value`)."""
     rank = len(x.shape)
@@ -49,10 +59,12 @@ def _pad(ctx, x, pad, mode, value=0.0):
         raise ValueError(f"{mode} padding of dynamic dims {[d for d in pairs if x.shape[d] < 0]} of input "
                          f"{tuple(x.shape)} ({dtype_of(ctx, x)}) is not supported (only zero padding of the last 2 "
                          "dims of float32, float16, int32 or int8 tensors is)")
-    dims = sorted(pairs)
-    layer = ctx.net.add_slice(x, [-pairs[d][0] for d in dims], [x.shape[d] + sum(pairs[d]) for d in dims],
-                              [1] * len(dims))
-    layer.axes, layer.mode = dims, getattr(ctx.trt.SampleMode, _SAMPLE_MODES[mode])
+    if mode == "circular" and any(amount < 0 for pair in pairs.values() for amount in pair):
+        # PyTorch crops first and wraps what is left: the wrap reads the cropped tensor's ends, not the input's
+        crops = {dim: (min(before, 0), min(after, 0)) for dim, (before, after) in pairs.items()}
+        x = _slice(ctx, x, crops, "STRICT_BOUNDS").get_output(0)
+        pairs = {dim: (max(before, 0), max(after, 0)) for dim, (before, after) in pairs.items()}
+    layer = _slice(ctx, x, pairs, _SAMPLE_MODES[mode])
     if mode == "constant":
         layer.set_input(4, ctx.constant(torch.tensor(value).to(dtype_of(ctx, x))))
     return layer.get_output(0)
