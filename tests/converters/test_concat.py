@@ -25,6 +25,8 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
     ("cat_last_dim", lambda a, b: torch.cat([a, b], -1), {"aten::cat"}, [(2, 3, 1), (2, 3, 4)], f16),
     ("cat_skips_legacy_empty", legacy_empty_case(lambda a: torch.cat([_ones(a, [0]), a], -2)), {"aten::cat"},
      [(2, 3, 4)], f32),
+    ("cat_legacy_empty_still_promotes", legacy_empty_case(lambda a: torch.cat([_ones(a, [0]), a])), {"aten::cat"},
+     [(3,)], i32),  # float32 ones: an int32 result was silently of the wrong dtype
     ("cat_three_with_constant", lambda a, b: torch.cat([a, b, _ones(a, [2, 2])], 1), {"aten::cat"},
      [(2, 3), (2, 1)], f32),
     ("cat_int_promoted_by_constant", lambda a, b: torch.cat([a, _ones(a, [1, 3]), b]), {"aten::cat"},

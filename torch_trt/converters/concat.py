@@ -14,10 +14,10 @@ def _concatenate(ctx, node, tensors, axis):
     return ctx.set_output(node, layer)
 
 
-def _promoted(ctx, values):
-    """The list's items as ITensors of their promoted dtype."""
+def _promoted(ctx, values, kept=None):
+    """The list's items (those `kept`, when given) as ITensors of the dtype all of them promote to."""
     dtype = promote_types(ctx, *values)
-    return [to_itensor(ctx, value, dtype) for value in values]
+    return [to_itensor(ctx, value, dtype) for value in (values if kept is None else kept)]
 
 
 def _is_legacy_empty(value):
@@ -27,9 +27,9 @@ def _is_legacy_empty(value):
 
 @converter("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 def cat(ctx, node, args):
-    """Join the tensors along dim."""
+    """Join the tensors along dim; a skipped legacy empty tensor still takes part in the dtype promotion."""
     values = args["tensors"].to_list()
-    tensors = _promoted(ctx, [v for v in values if not _is_legacy_empty(v)] or values[:1])
+    tensors = _promoted(ctx, values, [v for v in values if not _is_legacy_empty(v)] or values[:1])
     return _concatenate(ctx, node, tensors, normalize_dim(args["dim"].to_int(), rank(tensors[0])))
 
 
