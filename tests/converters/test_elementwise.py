@@ -139,13 +139,41 @@ def test_elementwise_dynamic(name, function, converters, ranges, dtype, device):
     check_converter(function, inputs, converters, device, specs=specs)
 
 
-def _squared(a):
-    return a ** 2
+def _power(a, b):
+    return a ** b
+
+
+INF = float("inf")
+EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise than the naive layers did
+    ("add_alpha_scales_in_the_result_dtype", lambda a, b: torch.add(a, b, alpha=3), {"aten::add"},
+     [torch.tensor([1]), torch.tensor([2 ** 30], dtype=torch.int32)]),
+    ("add_alpha_half_other", lambda a, b: torch.add(a, b, alpha=3), {"aten::add"},
+     [torch.tensor([1.0]), torch.tensor([30000.0], dtype=torch.float16)]),
+    ("div_half_by_a_tiny_scalar", lambda a: a / 1e-8, {"aten::div"}, [torch.tensor([1e-4], dtype=torch.float16)]),
+    ("pow_half_and_minus_half_are_square_roots", lambda a: (a ** 0.5, torch.pow(a, -0.5)), {"aten::pow"},
+     [torch.tensor([-INF, 4.0, 0.0])]),
+    ("pow_int_squared_past_float32", lambda a: a ** 2, {"aten::pow"}, [torch.tensor([12345, -3, 2 ** 20])]),
+    ("pow_int_cubed", lambda a: a ** 3, {"aten::pow"}, [torch.tensor([1234, -3, 7], dtype=torch.int32)]),
+    ("remainder_quotient_rounded_up", lambda a, b: torch.remainder(a, b), {"aten::remainder"},
+     [torch.tensor([1.0, 7.5, -7.5]), torch.tensor([0.1, 2.0, 2.0])]),
+    ("remainder_bfloat16_in_float32", lambda a: torch.remainder(a, -100.0), {"aten::remainder"},
+     [torch.tensor([-9984.0, 50.0, 250.0], dtype=torch.bfloat16)]),
+    ("clamp_by_0d_tensors_keeps_the_dtype", lambda a, low, high: torch.clamp(a, low, high), {"aten::clamp"},
+     [torch.tensor([1, 5], dtype=torch.int32), torch.tensor(2), torch.tensor(3)]),
+    ("clamp_bfloat16_by_float_0d_tensors", lambda a, low, high: torch.clamp(a, low, high), {"aten::clamp"},
+     [torch.tensor([1.0, 5.0], dtype=torch.bfloat16), torch.tensor(2.0), torch.tensor(3.0)]),
+]
+
+
+@pytest.mark.parametrize("name,function,converters,inputs", EXACT, ids=[c[0] for c in EXACT])
+def test_elementwise_as_pytorch_computes_it(name, function, converters, inputs, device):
+    check_converter(function, inputs, converters, device)
 
 
 def test_an_integer_power_is_rounded_before_the_cast_back():
-    """Float pow on a GPU can land just below an exact power: 5 ** 2 came out as 24 on an H100 once truncated."""
-    layers = converted_layers(_squared, torch_trt.Input(shape=(2, 3), dtype=torch.int32))
+    """Float pow on a GPU can land just below an exact power: 5 ** 2 came out as 24 on an H100 once truncated (a
+    constant power up to 8 is products now; a tensor of powers is not)."""
+    layers = converted_layers(_power, *[torch_trt.Input(shape=(2, 3), dtype=torch.int32)] * 2)
     (power,) = [layer for layer in layers if layer.type.name == "ELEMENTWISE"]
     (rounding,) = [layer for layer in layers if layer.type.name == "UNARY"]
     assert power.op.name == "POW" and rounding.op.name == "ROUND"

@@ -39,13 +39,32 @@ def _promotion_stand_in(ctx, value):
     return value
 
 
+_KINDS = (bool, int, float, complex)  # Python scalars' kinds, in the order PyTorch promotes them
+
+
 def promote_types(ctx, *values):
-    """PyTorch's result dtype for an op on ITensors, tensors and Python scalars."""
+    """PyTorch's result dtype for an op on ITensors, tensors and Python scalars: dimensioned tensors decide, then 0-d
+    tensors, then scalars, a later category changing the dtype only when it is of a higher kind (int < float)."""
     stand_ins = [_promotion_stand_in(ctx, v) for v in values]
-    result = stand_ins[0] if len(stand_ins) == 1 else torch.result_type(stand_ins[0], stand_ins[1])
-    for other in stand_ins[2:]:
-        result = torch.promote_types(result, torch.result_type(torch.empty((), dtype=result), other))
-    return result.dtype if isinstance(result, torch.Tensor) else result
+    tensors = [s for s in stand_ins if isinstance(s, torch.Tensor)]
+    categories = [[t.dtype for t in tensors if t.dim()], [t.dtype for t in tensors if not t.dim()]]
+    representatives = [torch.empty((1,) if index == 0 else (), dtype=_promoted(dtypes))
+                       for index, dtypes in enumerate(categories) if dtypes]
+    scalars = [s for s in stand_ins if not isinstance(s, torch.Tensor)]
+    if scalars:
+        representatives.append(max(scalars, key=lambda scalar: _KINDS.index(type(scalar))))
+    result = representatives[0]
+    for other in representatives[1:]:  # each category once: the fold keeps the first's dims
+        result = torch.empty(getattr(result, "shape", ()), dtype=torch.result_type(result, other))
+    return result.dtype if isinstance(result, torch.Tensor) else torch.result_type(result, result)
+
+
+def _promoted(dtypes):
+    """The dtype tensors of `dtypes` promote to, among themselves."""
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        result = torch.promote_types(result, dtype)
+    return result
 
 
 def compute_dtype(ctx, dtype, candidates=(torch.float16, torch.bfloat16)):

@@ -13,13 +13,14 @@ def _operands(args):
     return args[0].operand(), args[1].operand()
 
 
-def _scaled(ctx, other, alpha):
-    """alpha * other, folded when other is a compile-time value."""
+def _scaled(ctx, other, alpha, dtype):
+    """alpha * other in `dtype`, the op's result dtype (a narrower `other` would overflow first), folded when other is
+    a compile-time value."""
     if alpha == 1:
         return other
     if not isinstance(other, ctx.trt.ITensor):
-        return other * alpha
-    return elementwise(ctx, other, alpha, ctx.trt.ElementWiseOperation.PROD)
+        return (torch.as_tensor(other).to(dtype) if isinstance(other, torch.Tensor) else other) * alpha
+    return elementwise(ctx, other, alpha, ctx.trt.ElementWiseOperation.PROD, dtype)
 
 
 _ADD_OR_SUB = {
@@ -32,9 +33,10 @@ _ADD_OR_SUB = {
 
 def _add_or_sub(ctx, node, args, op_name):
     a, b = _operands(args)
-    other = _scaled(ctx, b, args["alpha"].operand())
+    dtype = promote_types(ctx, a, b)
+    other = _scaled(ctx, b, args["alpha"].operand(), dtype)
     op = getattr(ctx.trt.ElementWiseOperation, op_name)
-    return ctx.set_output(node, [elementwise(ctx, args[0].itensor(), other, op, promote_types(ctx, a, b))])
+    return ctx.set_output(node, [elementwise(ctx, args[0].itensor(), other, op, dtype)])
 
 
 converter_table(_ADD_OR_SUB, _add_or_sub, "ElementWiseOperation.{} of self and alpha * other.")
@@ -45,18 +47,24 @@ converter_table(_ADD_OR_SUB, _add_or_sub, "ElementWiseOperation.{} of self and a
 def rsub(ctx, node, args):
     """other - alpha * self."""
     a, b = _operands(args)
-    scaled = _scaled(ctx, args[0].itensor(), args["alpha"].operand())
     dtype = promote_types(ctx, a, b)
+    scaled = _scaled(ctx, args[0].itensor(), args["alpha"].operand(), dtype)
     return ctx.set_output(node, [elementwise(ctx, b, scaled, ctx.trt.ElementWiseOperation.SUB, dtype)])
 
 
 def _scaled_by_scalar(ctx, a, b, op, dtype):
-    """`a <op> b` in `dtype`; a Python number that overflows a half dtype makes it compute in float32 and cast back,
-    as PyTorch computes half ops with their scalar in float32 (x * 1e5 is finite where x is small)."""
+    """`a <op> b` in `dtype`; a Python number that a half dtype cannot hold to its precision (beyond its range, or so
+    small it rounds to a subnormal or 0) makes it compute in float32 and cast back, as PyTorch computes half ops with
+    their scalar in float32 (x * 1e5 and x / 1e-8 are finite where x is small)."""
     scalars = [v for v in (a, b) if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if dtype in (torch.float16, torch.bfloat16) and any(abs(v) > torch.finfo(dtype).max for v in scalars):
+    if dtype in (torch.float16, torch.bfloat16) and any(_loses(v, dtype) for v in scalars):
         return cast(ctx, elementwise(ctx, a, b, op, torch.float32), dtype)
     return elementwise(ctx, a, b, op, dtype)
+
+
+def _loses(number, dtype):
+    """Whether `number` rounded to `dtype` is off by more than the dtype's precision."""
+    return abs(torch.tensor(number, dtype=dtype).item() - number) > abs(number) * torch.finfo(dtype).eps
 
 
 @converter("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor")
@@ -75,8 +83,8 @@ def _divide(ctx, a, b, rounding_mode):
     if rounding_mode is None:
         return _scaled_by_scalar(ctx, a, b, ops.DIV, dtype if dtype.is_floating_point else torch.float32)
     if rounding_mode == "floor":
-        return elementwise(ctx, a, b, ops.FLOOR_DIV, dtype)
-    quotient = elementwise(ctx, a, b, ops.DIV, dtype)
+        return _scaled_by_scalar(ctx, a, b, ops.FLOOR_DIV, dtype)
+    quotient = _scaled_by_scalar(ctx, a, b, ops.DIV, dtype)
     if not dtype.is_floating_point:
         return quotient  # integer DIV truncates toward zero
     unary = ctx.trt.UnaryOperation  # trunc(q) = sign(q) * floor(|q|): TensorRT has no TRUNC
@@ -107,12 +115,27 @@ converter_table(_DIVISIONS, _division, "Division rounding the quotient by the sc
 @converter("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
 @converter("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 def pow(ctx, node, args):
-    """self ** exponent; integer powers compute in float32 (TensorRT's POW takes floats), rounded and cast back."""
+    """self ** exponent. As PyTorch computes them: x ** 0.5 and x ** -0.5 as a square root (NaN at -inf, where POW
+    gives inf), an integer tensor to a small constant power by products (exact past float32's 2 ** 24); other integer
+    powers compute in float32 (TensorRT's POW takes floats), rounded and cast back."""
     a, b = _operands(args)
     dtype = promote_types(ctx, a, b)
+    unary, ops = ctx.trt.UnaryOperation, ctx.trt.ElementWiseOperation
+    if isinstance(a, ctx.trt.ITensor) and dtype.is_floating_point and b in (0.5, -0.5) and not isinstance(b, bool):
+        root = ctx.net.add_unary(cast(ctx, a, dtype), unary.SQRT).get_output(0)
+        return ctx.set_output(node, [root if b > 0 else ctx.net.add_unary(root, unary.RECIP).get_output(0)])
+    if isinstance(a, ctx.trt.ITensor) and not dtype.is_floating_point and type(b) is int and 1 <= b <= _PRODUCT_POWERS:
+        base = cast(ctx, a, dtype)
+        power = base
+        for _ in range(b - 1):
+            power = elementwise(ctx, power, base, ops.PROD)
+        return ctx.set_output(node, [power])
     compute = dtype if dtype.is_floating_point else torch.float32
-    power = elementwise(ctx, a, b, ctx.trt.ElementWiseOperation.POW, compute)
+    power = elementwise(ctx, a, b, ops.POW, compute)
     return ctx.set_output(node, [cast_rounded(ctx, power, dtype)])
+
+
+_PRODUCT_POWERS = 8  # integer powers up to this one are products
 
 
 @converter("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
@@ -255,11 +278,24 @@ _MODULOS = {  # schema: how the quotient rounds (floor: Python's modulo, with th
 
 
 def _modulo(ctx, node, args, rounding_mode):
-    """self - round(self / other) * other, rounding the quotient by `rounding_mode`."""
+    """self - round(self / other) * other, rounding the quotient by `rounding_mode`; half dtypes compute in float32,
+    as PyTorch's do. A float quotient rounded up to a whole number (1 / 0.1 is 9.99999985 in float32, which its
+    division rounds to 10) leaves a remainder of the wrong sign: one more `other` brings it back, as C's fmod gives."""
     a, b = _operands(args)
     dtype, ops = promote_types(ctx, a, b), ctx.trt.ElementWiseOperation
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    a, b = (to_itensor(ctx, v, compute) if isinstance(v, ctx.trt.ITensor) else v for v in (a, b))
     quotient = _divide(ctx, a, b, rounding_mode)
-    return ctx.set_output(node, [elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, dtype), ops.SUB, dtype)])
+    remainder = elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, compute), ops.SUB, compute)
+    if compute.is_floating_point:  # a right remainder has the sign of self (fmod) or of other (remainder), or is 0
+        truncated = rounding_mode == "trunc"
+        wrong = _compare(ctx, elementwise(ctx, remainder, a if truncated else b, ops.PROD, compute), 0, "LESS")
+        step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
+                           compute) if truncated else b
+        fixed, remainder = broadcast_pair(ctx, elementwise(ctx, remainder, step, ops.SUM, compute), remainder)
+        wrong, remainder = broadcast_pair(ctx, wrong, remainder)
+        remainder = ctx.net.add_select(wrong, fixed, remainder).get_output(0)
+    return ctx.set_output(node, [cast(ctx, remainder, dtype)])
 
 
 converter_table(_MODULOS, _modulo, "self - round(self / other) * other, the quotient rounded by {}.")
