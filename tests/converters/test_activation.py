@@ -98,3 +98,10 @@ def test_celu_with_a_negative_alpha_runs_in_pytorch(device):
     """alpha * elu(x / alpha) is celu only for alpha > 0: another alpha is left to PyTorch, not converted wrong."""
     with pytest.raises(ConversionError, match="only a positive alpha"):
         check_converter(lambda x: F.celu(x, -1.5), [torch.tensor([-1.0, 0.5, 2.0])], set(), device)
+
+
+@pytest.mark.parametrize("x", [torch.tensor([10.0, 20.0, -30.0]), torch.tensor([5.375, 10.0], dtype=torch.bfloat16)],
+                         ids=["float32", "bfloat16_in_float32"])
+def test_log_sigmoid_of_large_inputs_keeps_their_tiny_logs(x, device):
+    """log(1 + exp(-|x|)) rounded 1 + 2e-9 to 1: log1p keeps it (-2.06e-09 at 20, which the layers made 0)."""
+    check_converter(F.logsigmoid, [x], {"aten::log_sigmoid"}, device, rtol=1e-5, atol=1e-30)

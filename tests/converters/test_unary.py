@@ -107,3 +107,17 @@ def test_integer_neg_is_a_subtraction():
     layers = [(layer.type, getattr(layer, "op", None)) for layer in ctx.net.definition]
     assert (trt.LayerType.UNARY, trt.UnaryOperation.NEG) not in layers
     assert (trt.LayerType.ELEMENTWISE, trt.ElementWiseOperation.SUB) in layers
+
+
+INF = float("inf")
+EXACT = [  # id, function, converter, input: where the naive layers lost what PyTorch computes
+    ("log1p_of_small_values", torch.log1p, {"aten::log1p"}, torch.tensor([1e-8, -1e-5, 1e-3, -0.5, -1.0, INF, -0.0])),
+    ("log1p_fp16_in_float32", torch.log1p, {"aten::log1p"}, torch.tensor([1e-3, 0.25], dtype=torch.float16)),
+    ("expm1_of_small_values", torch.expm1, {"aten::expm1"}, torch.tensor([1e-8, -1e-5, -100.0, 50.0, INF, -INF, -0.0])),
+    ("trunc_keeps_the_sign_of_zero", lambda x: 1 / torch.trunc(x), {"aten::trunc"}, torch.tensor([-0.0, -0.3, 2.7])),
+]
+
+
+@pytest.mark.parametrize("name,function,converters,x", EXACT, ids=[c[0] for c in EXACT])
+def test_unary_as_pytorch_computes_it(name, function, converters, x, device):
+    check_converter(function, [x], converters, device, rtol=1e-6, atol=1e-30)

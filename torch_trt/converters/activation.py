@@ -2,7 +2,8 @@
 built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import as_float, cast, clamped, dtype_of, elementwise, normalize_dim, rank, reshape_trt_dims
+from ._helpers import (as_float, cast, clamped, dtype_of, elementwise, in_float32, log1p, normalize_dim, rank,
+                       reshape_trt_dims)
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):
@@ -152,13 +153,12 @@ def celu(ctx, node, args):
 
 @converter("aten::log_sigmoid(Tensor self) -> Tensor")
 def log_sigmoid(ctx, node, args):
-    """min(x, 0) - log(1 + exp(-|x|)): log(sigmoid(x)) without its underflow to -inf."""
+    """min(x, 0) - log1p(exp(-|x|)): log(sigmoid(x)) without its underflow to -inf, in float32 for half dtypes."""
     ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
-    x = args[0].itensor()
+    dtype, x = in_float32(ctx, args[0].itensor())
     negative_magnitude = ctx.net.add_unary(ctx.net.add_unary(x, unary.ABS).get_output(0), unary.NEG).get_output(0)
-    exp = ctx.net.add_unary(negative_magnitude, unary.EXP).get_output(0)
-    log = ctx.net.add_unary(elementwise(ctx, exp, 1, ops.SUM), unary.LOG).get_output(0)
-    return ctx.set_output(node, [elementwise(ctx, elementwise(ctx, x, 0, ops.MIN), log, ops.SUB)])
+    log = log1p(ctx, ctx.net.add_unary(negative_magnitude, unary.EXP).get_output(0))
+    return ctx.set_output(node, [cast(ctx, elementwise(ctx, elementwise(ctx, x, 0, ops.MIN), log, ops.SUB), dtype)])
 
 
 @converter("aten::prelu(Tensor self, Tensor weight) -> Tensor")

@@ -5,7 +5,8 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
-from ._helpers import broadcast_pair, cast, cast_rounded, clamped, dtype_of, elementwise, promote_types, to_itensor
+from ._helpers import (broadcast_pair, cast, cast_rounded, choose, clamped, dtype_of, elementwise, promote_types,
+                       rank, to_itensor, truncated)
 
 
 def _operands(args):
@@ -53,13 +54,22 @@ def rsub(ctx, node, args):
 
 
 def _scaled_by_scalar(ctx, a, b, op, dtype):
-    """`a <op> b` in `dtype`; a Python number that a half dtype cannot hold to its precision (beyond its range, or so
-    small it rounds to a subnormal or 0) makes it compute in float32 and cast back, as PyTorch computes half ops with
-    their scalar in float32 (x * 1e5 and x / 1e-8 are finite where x is small)."""
-    scalars = [v for v in (a, b) if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if dtype in (torch.float16, torch.bfloat16) and any(_loses(v, dtype) for v in scalars):
+    """`a <op> b` in `dtype`. PyTorch computes a half op with a scalar in float32 (x * 1e5 and x / 1e-8 are finite
+    where x is small): so does this where the scalar is a float32 0-d tensor known only at run time, or a Python number
+    or constant 0-d tensor that the half dtype cannot hold to its precision (beyond its range, or rounding to a
+    subnormal or 0), and casts back."""
+    if dtype in (torch.float16, torch.bfloat16) and any(_beyond(ctx, v, dtype) for v in (a, b)):
         return cast(ctx, elementwise(ctx, a, b, op, torch.float32), dtype)
     return elementwise(ctx, a, b, op, dtype)
+
+
+def _beyond(ctx, value, dtype):
+    """Whether the scalar `value` (a Python number, or a 0-d tensor) needs more than half dtype `dtype` holds."""
+    if isinstance(value, ctx.trt.ITensor):
+        return rank(value) == 0 and dtype_of(ctx, value) == torch.float32
+    if isinstance(value, torch.Tensor):
+        return value.dim() == 0 and value.is_floating_point() and _loses(value.item(), dtype)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and _loses(value, dtype)
 
 
 def _loses(number, dtype):
@@ -85,11 +95,7 @@ def _divide(ctx, a, b, rounding_mode):
     if rounding_mode == "floor":
         return _scaled_by_scalar(ctx, a, b, ops.FLOOR_DIV, dtype)
     quotient = _scaled_by_scalar(ctx, a, b, ops.DIV, dtype)
-    if not dtype.is_floating_point:
-        return quotient  # integer DIV truncates toward zero
-    unary = ctx.trt.UnaryOperation  # trunc(q) = sign(q) * floor(|q|): TensorRT has no TRUNC
-    magnitude = ctx.net.add_unary(ctx.net.add_unary(quotient, unary.ABS).get_output(0), unary.FLOOR).get_output(0)
-    return elementwise(ctx, ctx.net.add_unary(quotient, unary.SIGN).get_output(0), magnitude, ops.PROD)
+    return truncated(ctx, quotient) if dtype.is_floating_point else quotient  # integer DIV truncates toward zero
 
 
 _DIVISIONS = {  # schema: its rounding mode, unless the schema takes one
@@ -288,13 +294,16 @@ def _modulo(ctx, node, args, rounding_mode):
     quotient = _divide(ctx, a, b, rounding_mode)
     remainder = elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, compute), ops.SUB, compute)
     if compute.is_floating_point:  # a right remainder has the sign of self (fmod) or of other (remainder), or is 0
-        truncated = rounding_mode == "trunc"
-        wrong = _compare(ctx, elementwise(ctx, remainder, a if truncated else b, ops.PROD, compute), 0, "LESS")
+        fmod = rounding_mode == "trunc"
+        wrong = _compare(ctx, elementwise(ctx, remainder, a if fmod else b, ops.PROD, compute), 0, "LESS")
         step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
-                           compute) if truncated else b
-        fixed, remainder = broadcast_pair(ctx, elementwise(ctx, remainder, step, ops.SUM, compute), remainder)
-        wrong, remainder = broadcast_pair(ctx, wrong, remainder)
-        remainder = ctx.net.add_select(wrong, fixed, remainder).get_output(0)
+                           compute) if fmod else b
+        remainder = choose(ctx, wrong, elementwise(ctx, remainder, step, ops.SUM, compute), remainder, compute)
+        # an infinite other leaves self (fmod), or self where it has other's sign and other where not (remainder)
+        kept = a if fmod else choose(ctx, _compare(ctx, elementwise(ctx, a, b, ops.PROD, compute), 0, "LESS"), b,
+                                         a, compute)
+        infinite = ctx.net.add_unary(to_itensor(ctx, b, compute), ctx.trt.UnaryOperation.ISINF).get_output(0)
+        remainder = choose(ctx, infinite, kept, remainder, compute)
     return ctx.set_output(node, [cast(ctx, remainder, dtype)])
 
 

@@ -13,8 +13,8 @@ import torch
 
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
-from ._helpers import (broadcast_pair, cast, dtype_of, elementwise, normalize_dim, promote_types, rank,
-                       reshape_torch_sizes, to_itensor, unsqueeze_to_rank)
+from ._helpers import (cast, choose, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_torch_sizes,
+                       unsqueeze_to_rank)
 from .slicing import entry, static_size
 
 
@@ -311,17 +311,6 @@ def pixel_unshuffle(ctx, node, args):
                                                  [channels * r * r, h, w])])
 
 
-def _where(ctx, condition, then_value, else_value, dtype):
-    """select(condition, then, else) with the values as `dtype` and all three of one rank."""
-    condition = condition if isinstance(condition, ctx.trt.ITensor) else ctx.constant(condition)
-    if dtype_of(ctx, condition) != torch.bool:
-        raise ValueError(f"the condition must be a bool tensor, got {dtype_of(ctx, condition)}")
-    then_value, else_value = broadcast_pair(ctx, to_itensor(ctx, then_value, dtype), to_itensor(ctx, else_value, dtype))
-    target = max(rank(condition), rank(then_value))
-    tensors = [unsqueeze_to_rank(ctx, t, target) for t in (condition, then_value, else_value)]
-    return ctx.net.add_select(*tensors).get_output(0)
-
-
 @converter("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 @converter("aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor")
 @converter("aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor")
@@ -330,7 +319,7 @@ def where(ctx, node, args):
     """self where condition, else other, in their promoted dtype."""
     then_value, else_value = args["self"].value, args["other"].value
     dtype = promote_types(ctx, then_value, else_value)
-    return ctx.set_output(node, [_where(ctx, args["condition"].itensor(), then_value, else_value, dtype)])
+    return ctx.set_output(node, [choose(ctx, args["condition"].itensor(), then_value, else_value, dtype)])
 
 
 @converter("aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
@@ -341,7 +330,7 @@ def masked_fill(ctx, node, args):
     value_rank = rank(value) if isinstance(value, ctx.trt.ITensor) else getattr(value, "ndim", 0)
     if value_rank:
         raise ValueError(f"masked_fill takes a 0-D value tensor, got one of rank {value_rank}")
-    return ctx.set_output(node, [_where(ctx, args["mask"].itensor(), value, x, dtype_of(ctx, x))])
+    return ctx.set_output(node, [choose(ctx, args["mask"].itensor(), value, x, dtype_of(ctx, x))])
 
 
 def _scatter(ctx, node, x, dim, index, updates):

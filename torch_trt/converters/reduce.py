@@ -16,8 +16,8 @@ from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
 from ..targets.dtypes import FLOAT_DTYPES, INDEX_DTYPES, scalar_type
 from ..conversion.shape_tensors import dim_size
-from ._helpers import (axes_mask, cast, dtype_of, elementwise, linspace, normalize_dim, rank, reshape_torch_sizes,
-                       reshape_trt_dims)
+from ._helpers import (axes_mask, cast, choose, dtype_of, elementwise, in_float32, linspace, normalize_dim, rank,
+                       reshape_torch_sizes, reshape_trt_dims)
 
 _REDUCE = {
     "aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor": "SUM",
@@ -99,8 +99,7 @@ def _extreme_along(ctx, x, dim, keepdim, largest):
                            ctx.trt.ElementWiseOperation.OR)
     positions = reshape_trt_dims(ctx, linspace(ctx, dim_size(ctx, x, dim), 0, 1),
                                  (1,) * dim + (-1,) + (1,) * (rank(x) - dim - 1))
-    beyond = ctx.constant(torch.full((1,) * rank(x), torch.iinfo(torch.int64).max))
-    first = ctx.net.add_select(hits, positions, beyond).get_output(0)
+    first = choose(ctx, hits, positions, torch.iinfo(torch.int64).max, torch.int64)
     values, indices = cast(ctx, values, dtype), _reduce(ctx, first, "MIN", [dim], True)
     if keepdim:
         return values, indices
@@ -224,15 +223,8 @@ _STATISTICS = {f"aten::{name}{overload}{signature}": name for name in ("var", "s
                for overload, signature in zip(("", ".dim", ".correction"), _VARIANCE)}
 
 
-def _in_float32(ctx, x):
-    """(x's dtype, x in float32 when it is half or bfloat16): PyTorch sums squares of such tensors in float32, where
-    they do not overflow, and rounds only the result."""
-    dtype = dtype_of(ctx, x)
-    return dtype, cast(ctx, x, torch.float32) if dtype in (torch.float16, torch.bfloat16) else x
-
-
 def _statistic(ctx, node, args, name):
-    dtype, x = _in_float32(ctx, args[0].itensor())
+    dtype, x = in_float32(ctx, args[0].itensor())
     variance = _variance(ctx, x, _dims_of(args, x), _correction(args), args.get("keepdim", False).to_bool())
     result = ctx.net.add_unary(variance, ctx.trt.UnaryOperation.SQRT).get_output(0) if name == "std" else variance
     return ctx.set_output(node, [cast(ctx, result, dtype if dtype.is_floating_point else torch.float32)])
@@ -274,7 +266,7 @@ def _norm_input(ctx, args):
 @converter("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor")
 def norm(ctx, node, args):
     """torch.norm: the vector p-norm over dims (all when none are given)."""
-    dtype, x = _in_float32(ctx, _norm_input(ctx, args))
+    dtype, x = in_float32(ctx, _norm_input(ctx, args))
     p = args["p"].optional(Arg.to_float)
     keepdim = args.get("keepdim", False).to_bool()
     return ctx.set_output(node, [cast(ctx, _vector_norm(ctx, x, 2.0 if p is None else p, _dims_of(args, x), keepdim),
@@ -285,7 +277,7 @@ def norm(ctx, node, args):
            "ScalarType? dtype=None) -> Tensor")
 def linalg_vector_norm(ctx, node, args):
     """torch.linalg.vector_norm: the ord-norm over dims (all when none are given)."""
-    dtype, x = _in_float32(ctx, _norm_input(ctx, args))
+    dtype, x = in_float32(ctx, _norm_input(ctx, args))
     return ctx.set_output(node, [cast(ctx, _vector_norm(ctx, x, args["ord"].to_float(), _dims_of(args, x),
                                                         args["keepdim"].to_bool()), dtype)])
 
@@ -321,8 +313,7 @@ def logsumexp(ctx, node, args):
     x = cast(ctx, x, dtype)
     dims, keepdim = _dims_of(args, x), args["keepdim"].to_bool()
     peak = _reduce(ctx, x, "MAX", dims, True)
-    infinite = ctx.net.add_unary(peak, unary.ISINF).get_output(0)
-    peak = ctx.net.add_select(infinite, ctx.constant(torch.zeros((1,) * rank(x), dtype=dtype)), peak).get_output(0)
+    peak = choose(ctx, ctx.net.add_unary(peak, unary.ISINF).get_output(0), 0.0, peak, dtype)
     exp = ctx.net.add_unary(elementwise(ctx, x, peak, ops.SUB), unary.EXP).get_output(0)
     log = ctx.net.add_unary(_reduce(ctx, exp, "SUM", dims, keepdim), unary.LOG).get_output(0)
     return ctx.set_output(node, [elementwise(ctx, _reduce(ctx, peak, "MAX", dims, keepdim), log, ops.SUM)])

@@ -8,7 +8,8 @@ integers, and negation of an integer is emitted as 0 - x.
 import math
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import as_float, dtype_of, elementwise
+from ._helpers import as_float, dtype_of, elementwise, truncated
+from ._helpers import expm1 as accurate_expm1, log1p as accurate_log1p
 
 _FLOAT_UNARY = {
     "aten::exp(Tensor self) -> Tensor": "EXP",
@@ -77,13 +78,9 @@ def neg(ctx, node, args):
 
 @converter("aten::trunc(Tensor self) -> Tensor")
 def trunc(ctx, node, args):
-    """Round toward zero: sign(x) * floor(|x|) (TensorRT has no TRUNC); the identity on integers."""
+    """Round toward zero (TensorRT has no TRUNC); the identity on integers."""
     x = args[0].itensor()
-    if not dtype_of(ctx, x).is_floating_point:
-        return ctx.set_output(node, [x])
-    magnitude = _unary(ctx, _unary(ctx, x, "ABS"), "FLOOR")
-    sign = _unary(ctx, x, "SIGN")
-    return ctx.set_output(node, [elementwise(ctx, sign, magnitude, ctx.trt.ElementWiseOperation.PROD)])
+    return ctx.set_output(node, [truncated(ctx, x) if dtype_of(ctx, x).is_floating_point else x])
 
 
 @converter("aten::rsqrt(Tensor self) -> Tensor")
@@ -103,13 +100,11 @@ converter_table({"aten::log2(Tensor self) -> Tensor": 2, "aten::log10(Tensor sel
 
 @converter("aten::log1p(Tensor self) -> Tensor")
 def log1p(ctx, node, args):
-    """log(1 + self)."""
-    x = as_float(ctx, args[0].itensor())
-    return ctx.set_output(node, [_unary(ctx, elementwise(ctx, x, 1, ctx.trt.ElementWiseOperation.SUM), "LOG")])
+    """log(1 + self), accurate for small self."""
+    return ctx.set_output(node, [accurate_log1p(ctx, args[0].itensor())])
 
 
 @converter("aten::expm1(Tensor self) -> Tensor")
 def expm1(ctx, node, args):
-    """exp(self) - 1."""
-    exp = _unary(ctx, as_float(ctx, args[0].itensor()), "EXP")
-    return ctx.set_output(node, [elementwise(ctx, exp, 1, ctx.trt.ElementWiseOperation.SUB)])
+    """exp(self) - 1, accurate for small self."""
+    return ctx.set_output(node, [accurate_expm1(ctx, args[0].itensor())])
