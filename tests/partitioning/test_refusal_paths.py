@@ -172,6 +172,9 @@ ROWS = [
         lambda x: torch.var(x * 2, 0) + 1, [_randn(4, 2)], [_dynamic((2, 2), (3, 2), (5, 2))]),
     Row("norm_p_0", "aten::linalg_vector_norm", "only p > 0 and inf norms are converted", "ETE",
         lambda x: torch.linalg.vector_norm(x * 2, 0.0) + 1, [_randn(3)]),
+    # activations
+    Row("celu_negative_alpha", "aten::celu", "only a positive alpha is converted", "ETE",
+        lambda x: torch.celu(x * 2, -1.5) + 1, [_randn(3)]),
     # evaluators
     Row("add_int_float_of_runtime_size", "aten::add.int_float", "of a runtime size computes no int inside an engine",
         "ET", lambda x: x * 2 + (x.size(0) + 0.5), [_randn(4)], [_dynamic((1,), (3,), (5,))]),
@@ -181,7 +184,6 @@ ROWS = [
 EAGER = "PyTorch refuses these arguments itself, so no valid program reaches it"
 UNREACHABLE = {
     "-D window op needs a rank-": EAGER,
-    "celu's alpha must not be 0": EAGER,
     "which has odd size": EAGER,
     "attention needs query, key and value of one float dtype": EAGER,
     "attention takes either attn_mask or is_causal=True": EAGER,
