@@ -92,8 +92,8 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
     # The device of an intermediate tensor stays a prim::device node (a graph input's is folded by lowering).
     ("ones_on_device_of_intermediate", lambda x: x + torch.ones(x.size(-1), device=x.relu().device), {"aten::ones"},
      [(2, 3)], f32),
-    ("type_as", lambda x, y: x.type_as(y) + y, {"aten::type_as"}, [(2, 3), torch.ones(3)], i32),
-    ("type_as_bool", lambda x, y: x.type_as(y), {"aten::type_as"}, [(2, 3), torch.ones(3, dtype=torch.bool)], f32),
+    ("type_as", lambda x, y: x.type_as(y) + y, {"aten::to"}, [(2, 3), torch.ones(3)], i32),  # lowered to aten::to
+    ("type_as_bool", lambda x, y: x.type_as(y), {"aten::to"}, [(2, 3), torch.ones(3, dtype=torch.bool)], f32),
     ("tril", torch.tril, {"aten::tril"}, [(4, 4)], f32),
     ("tril_diagonal_batched", lambda x: torch.tril(x, -1), {"aten::tril"}, [(2, 3, 5)], f16),
     ("tril_int_wide", lambda x: x.tril(2), {"aten::tril"}, [(3, 6)], i32),

@@ -156,6 +156,40 @@ def test_in_place_write_reaches_the_caller():
     torch.testing.assert_close(compiled_x, eager_x)
 
 
+class ChunkThenWrite(torch.nn.Module):
+    def forward(self, x):
+        first, _ = x.chunk(2)
+        x.mul_(2)
+        return first * 1
+
+
+class WriteThroughSplit(torch.nn.Module):
+    def forward(self, x):
+        first, _ = x.split(2)
+        first.zero_()
+        return x * 1
+
+
+class WriteThroughTypeAs(torch.nn.Module):
+    def forward(self, x):
+        y = x.type_as(x)  # x itself: the dtypes agree
+        y.mul_(2)
+        return x + 0
+
+
+@pytest.mark.parametrize("module", [ChunkThenWrite(), WriteThroughSplit(), torch.jit.trace(WriteThroughTypeAs(),
+                                                                                           _x(4))],
+                         ids=["chunk_then_write", "write_through_split", "write_through_type_as_traced"])
+def test_views_and_writes_through_them_behave_as_in_eager(module):
+    """chunk, split and unbind return a list of views of their input; type_as returns its input itself: an engine
+    holding them would compute from copies, blind to writes to or through them."""
+    compiled = torch_trt.compile(module, [_x(4)], target="reference", min_block_size=1)
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    eager_x, compiled_x = x.clone(), x.clone()
+    torch.testing.assert_close(compiled(compiled_x), module(eager_x))
+    torch.testing.assert_close(compiled_x, eager_x)
+
+
 def test_truncation_casts_around_the_engine(check_partition):
     compiled, report = check_partition(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
                                        truncate_long_and_double=True)

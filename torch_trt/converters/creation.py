@@ -203,9 +203,8 @@ def to_device(ctx, node, args):
 
 @converter("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
            "MemoryFormat? memory_format=None) -> Tensor(a)")
-@converter("aten::type_as(Tensor self, Tensor other) -> Tensor")
-def type_as(ctx, node, args):
-    """self in other's dtype."""
+def to_other(ctx, node, args):
+    """self in other's dtype (type_as too, which lowering rewrites as this)."""
     return _cast_to(ctx, node, args[0].itensor(), dtype_of(ctx, args[1].value))
 
 

@@ -17,11 +17,13 @@ from .passes.remove_dead_loops import remove_dead_loops
 from .passes.remove_exception_branches import remove_exception_branches
 from .passes.remove_no_ops import remove_no_ops, view_to_reshape
 from .passes.traced_sizes import fold_traced_sizes
+from .passes.type_as import type_as_to_to
 
 logger = logging.getLogger(__name__)
 
 PASSES = [
     builtin.inline,
+    type_as_to_to,  # before remove_mutation, which would drop a write through type_as's result
     builtin.remove_mutation,
     lower_fused_attention,
     remove_exception_branches,

@@ -97,7 +97,10 @@ def _mutation(node, settings, facts):
         return None
     aliased = {name for out in schema.returns if out.alias_info is not None for name in out.alias_info.before_set}
     for argument, value in zip(schema.arguments, node.inputs()):
-        if argument.alias_info is not None and aliased & argument.alias_info.before_set and facts.has_writers(value):
+        info = argument.alias_info
+        # Tensor(a -> *): the views are the elements of a returned list (chunk, split, unbind)
+        viewed = info is not None and (aliased & info.before_set or "*" in info.after_set)
+        if viewed and facts.has_writers(value):
             return Reason(Code.MUTATION, f"returns a view of %{value.debugName()}, which is written in place")
     return None
 
