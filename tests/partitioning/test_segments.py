@@ -190,6 +190,35 @@ def test_views_and_writes_through_them_behave_as_in_eager(module):
     torch.testing.assert_close(compiled_x, eager_x)
 
 
+class WrittenAfterItsConstantStart(torch.nn.Module):
+    def forward(self, x):
+        m = torch.zeros(2)
+        m[0] = 1.0
+        m.add_(x)  # constants up to here: no one constant can stand for m
+        return m
+
+
+class EngineOutputWrittenLater(torch.nn.Module):
+    def forward(self, x):
+        m = torch.zeros(2)  # an engine with no inputs
+        m[0] = 1.0
+        y = x.relu() + m
+        m[1] = 3.0
+        return y, m
+
+
+@pytest.mark.parametrize("module", [WrittenAfterItsConstantStart(), EngineOutputWrittenLater()],
+                         ids=["written_after_its_constant_start", "engine_output_written_later"])
+def test_a_tensor_made_from_constants_and_written_in_place_is_made_anew_on_every_call(module):
+    """Folded into a constant (lowering), or an engine call with constant inputs folded by TorchScript's executor
+    once it has profiled two calls, such a tensor was one tensor, shared by the calls: each carried its writes into the
+    next."""
+    compiled = torch_trt.compile(module, [torch.zeros(2)], target="reference", min_block_size=1)
+    for k in range(4):
+        x = torch.full((2,), float(k))
+        torch.testing.assert_close(compiled(x), module(x))
+
+
 def test_truncation_casts_around_the_engine(check_partition):
     compiled, report = check_partition(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
                                        truncate_long_and_double=True)

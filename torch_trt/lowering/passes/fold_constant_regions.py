@@ -10,7 +10,7 @@ at compile time gives exactly the values it gives on every call.
 import torch
 
 from .. import builtin
-from ..mutation import writes_in_place
+from ..mutation import writes_in_place, written_inputs
 
 _PRIM_OPS = {"prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
              "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max", "prim::abs"}
@@ -37,12 +37,30 @@ def _fold(graph, region):
         return False
     if any(not use.user.isAfter(writes[-1]) for v in escaping for use in v.uses() if use.user not in nodes):
         return False  # read outside the region before its last write: one constant cannot stand for both
+    if _written_outside(graph, nodes, escaping):
+        return False  # a constant written on every call would carry each call's writes into the next
     for value, result in zip(escaping, _evaluate(region, escaping)):
         with graph.insert_point_guard(value.node()):
             value.replaceAllUsesWith(graph.insertConstant(result))
     for node in reversed(region):
         node.destroy()
     return True
+
+
+def _written_outside(graph, nodes, escaping):
+    """Whether a node outside `nodes` writes in place to one of the `escaping` values, or to a view of one."""
+    aliases = graph.alias_db()
+    tensors = [v for v in escaping if v.type().kind() == "TensorType"]
+    return any(aliases.may_contain_alias(written, value) for node in _all_nodes(graph.block()) if node not in nodes
+               for written in written_inputs(node) for value in tensors)
+
+
+def _all_nodes(block):
+    """The block's nodes and those of every block nested in them."""
+    for node in block.nodes():
+        yield node
+        for inner in node.blocks():
+            yield from _all_nodes(inner)
 
 
 def _components(region):
