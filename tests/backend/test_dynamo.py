@@ -224,6 +224,17 @@ def test_size_dependent_trace_gets_one_engine_per_shape(builds, caplog):
     assert "traces differently at other input sizes" in caplog.text
 
 
+class ScaleByParityOfBatch(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * float(x.shape[0] % 2)  # traces the same at batch 1 and 3, not at 4
+
+
+def test_a_trace_that_matches_at_size_1_by_chance_still_gets_one_engine_per_shape(builds):
+    """The size-1 trace alone matched the first call's (1 % 2 == 3 % 2): one dynamic engine scaled every batch by 1."""
+    check_compiled(ScaleByParityOfBatch(), batches(3, 4, 5), dynamic=True)
+    assert [specs[0].max_shape for specs, _ in builds] == [(3, 4), (4, 4), (5, 4)]
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

@@ -252,14 +252,15 @@ class CompiledGraph:
         return None
 
     def _symbols_free_down_to_one(self, frozen, args, specs):
-        """Trace again with each symbol's dims at 1, else at another size: the symbols that may go down to 1,
-        or None when some trace differs (the graph depends on that size)."""
+        """Trace again with each symbol's dims at another size, and at 1: the symbols that may go down to 1, or None
+        when the trace at another size differs (the graph depends on that size). Both, since a size-1 trace alone can
+        match by chance (x * float(x.size(1) % 2) traces the same at 1 and 3, not at 4)."""
         signature, ones = self.signature, set()
         for symbol in signature.symbols:
+            if not self._same_trace(frozen, alternate_args(signature, args, specs, symbol)):
+                return None
             if self._same_trace(frozen, resized_args(signature, args, {**sizes_of(signature, args), symbol: 1})):
                 ones.add(symbol)
-            elif not self._same_trace(frozen, alternate_args(signature, args, specs, symbol)):
-                return None
         return ones
 
     def _same_trace(self, frozen, other_args):
