@@ -175,6 +175,21 @@ def test_elementwise_as_pytorch_computes_it(name, function, converters, inputs, 
     check_converter(function, inputs, converters, device)
 
 
+class PlusItsWidth(torch.nn.Module):
+    def forward(self, x):
+        return x.amax() + x.size(1)  # a 0-d int32 tensor plus a Python int: int32
+
+
+def test_a_runtime_size_promotes_as_the_python_int_it_is(device):
+    """A dynamic size is an int to type promotion, not a 0-d int64 tensor (which made the sum int64)."""
+    spec = torch_trt.Input(min_shape=(1, 2), opt_shape=(2, 4), max_shape=(4, 8), dtype=torch.int32)
+    compiled = torch_trt.compile(torch.jit.script(PlusItsWidth()), [spec], target="reference", min_block_size=1,
+                                 require_full_compilation=True, device=device)
+    for shape in ((2, 3), (4, 8)):
+        x = torch.randint(-5, 5, shape, dtype=torch.int32, device=device)
+        torch.testing.assert_close(compiled(x), PlusItsWidth()(x))
+
+
 def test_an_integer_power_is_rounded_before_the_cast_back():
     """Float pow on a GPU can land just below an exact power: 5 ** 2 came out as 24 on an H100 once truncated (a
     constant power up to 8 is products now; a tensor of powers is not)."""

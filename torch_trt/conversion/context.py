@@ -7,6 +7,7 @@ Fields:
                          only handle to the network (the builder alone takes `net.definition`)
     settings             the CompileSettings
     value_tensor_map     torch Value -> ITensor, for runtime values
+    runtime_scalars      id(ITensor) -> the Python number type of the int, float or bool Value it holds
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
     weights              host arrays (and bfloat16 tensors) handed to the network, kept alive until the build ends
     errors               the errors the builder's IErrorRecorder kept, the network's among them (network_errors())
@@ -70,6 +71,7 @@ class ConversionCtx:
         self._errors_before_network = len(self.errors)
         self.net = _NamingNetwork(builder.create_network(_creation_flags(trt)), self)
         self.value_tensor_map, self.evaluated_value_map = {}, {}
+        self.runtime_scalars = {}  # id(ITensor) -> int, float or bool: the Python type of the runtime number it holds
         self.weights = []
         self.node = None
         self._layer_count = 0
@@ -98,8 +100,15 @@ class ConversionCtx:
         for value, tensor in zip(node.outputs(), tensors):
             if not tensor.is_network_input:
                 tensor.name = value.debugName()
-            self.value_tensor_map[value] = tensor
+            self.map_tensor(value, tensor)
         return tensors[0] if len(tensors) == 1 else tensors
+
+    def map_tensor(self, value, tensor):
+        """Record that the ITensor `tensor` holds the runtime Value `value` (a number, such as a dynamic size, is one
+        to type promotion, not a 0-d tensor)."""
+        self.value_tensor_map[value] = tensor
+        if value.type().kind() in _NUMBER_KINDS:
+            self.runtime_scalars[id(tensor)] = _NUMBER_KINDS[value.type().kind()]
 
     def constant(self, value):
         """An ITensor holding a compile-time tensor (float64 -> float32; bool and uint8 through a cast; bfloat16 from
@@ -130,6 +139,9 @@ class ConversionCtx:
         array = tensor.numpy()
         self.weights.append(array)
         return array
+
+
+_NUMBER_KINDS = {"IntType": int, "FloatType": float, "BoolType": bool}
 
 
 def _creation_flags(trt):

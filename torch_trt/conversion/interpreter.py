@@ -53,8 +53,10 @@ def convert_node(ctx, node):
         outputs = list(node.outputs())
         values = [result] if len(outputs) == 1 else list(result)
         for value, evaluated in zip(outputs, values):  # an ITensor taken out of a Tensor[] is a runtime tensor
-            target = ctx.value_tensor_map if isinstance(evaluated, ctx.trt.ITensor) else ctx.evaluated_value_map
-            target[value] = evaluated
+            if isinstance(evaluated, ctx.trt.ITensor):
+                ctx.map_tensor(value, evaluated)
+            else:
+                ctx.evaluated_value_map[value] = evaluated
     missing = [v.debugName() for v in node.outputs()
                if v not in ctx.value_tensor_map and v not in ctx.evaluated_value_map]
     if missing:

@@ -33,7 +33,10 @@ def dtype_of(ctx, value):
 
 
 def _promotion_stand_in(ctx, value):
-    """Something torch.result_type treats as `value` does: dimensioned tensors vs scalars."""
+    """Something torch.result_type treats as `value` does: dimensioned tensors vs 0-d tensors vs numbers (a runtime
+    int, such as a dynamic size, is a number, as in PyTorch)."""
+    if isinstance(value, ctx.trt.ITensor) and id(value) in ctx.runtime_scalars:
+        return ctx.runtime_scalars[id(value)]()
     if isinstance(value, ctx.trt.ITensor):
         return torch.empty((1,) * max(rank(value), 1) if rank(value) else (), dtype=dtype_of(ctx, value))
     return value
