@@ -172,6 +172,9 @@ ROWS = [
         lambda x: torch.var(x * 2, 0) + 1, [_randn(4, 2)], [_dynamic((2, 2), (3, 2), (5, 2))]),
     Row("norm_p_0", "aten::linalg_vector_norm", "only p > 0 and inf norms are converted", "ETE",
         lambda x: torch.linalg.vector_norm(x * 2, 0.0) + 1, [_randn(3)]),
+    # products
+    Row("integer_matmul", "aten::matmul", "matrix product runs in PyTorch", "ETE",
+        lambda x: torch.matmul(x * 2, x) + 1, [torch.randint(-5, 5, (3, 3), dtype=torch.int32)]),
     # activations
     Row("celu_negative_alpha", "aten::celu", "only a positive alpha is converted", "ETE",
         lambda x: torch.celu(x * 2, -1.5) + 1, [_randn(3)]),

@@ -13,7 +13,7 @@ copy, and the engine's weight has the bytes of the module's tensor (reference/le
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import (axes_mask, cast, cast_rounded, compute_dtype, dtype_of, elementwise, promote_types, rank,
+from ._helpers import (axes_mask, cast, compute_dtype, dtype_of, elementwise, promote_types, rank,
                        unsqueeze, unsqueeze_to_rank)
 
 
@@ -30,16 +30,17 @@ def _product(ctx, a, b, b_transposed=False):
     if 0 in (rank(a), rank(b)):
         raise ValueError("matmul operands must have at least one dim")
     dtype = promote_types(ctx, a, b)
-    # TensorRT's matrix multiply takes float inputs only: integer products run in float32 (exact
-    # while the partial sums stay below 2**24) and are cast back to the integer dtype.
-    compute = compute_dtype(ctx, dtype) if dtype.is_floating_point else torch.float32
+    if not dtype.is_floating_point:  # TensorRT multiplies floats only; float32 sums are exact only below 2**24
+        raise NotImplementedError(f"a {dtype} matrix product runs in PyTorch: TensorRT's products take floats, in "
+                                  "which integer sums past 2**24 are not exact")
+    compute = compute_dtype(ctx, dtype)
     batch_dims = max(rank(a), rank(b), 2) - 2
     input0, op0 = _operand(ctx, a, batch_dims, compute)
     input1, op1 = _operand(ctx, b, batch_dims, compute)
     if b_transposed:
         op1 = ctx.trt.MatrixOperation.TRANSPOSE
     product = ctx.net.add_matrix_multiply(input0, op0, input1, op1).get_output(0)
-    return cast_rounded(ctx, product, dtype)
+    return cast(ctx, product, dtype)
 
 
 @converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
