@@ -139,7 +139,7 @@ def test_uint8_stays_uint8_where_the_engine_only_casts_it_to_float():
     as_is = torch_trt.compile(scripted(lambda x: x.float() / 255, 1), [image], **SETTINGS)
     permuted = torch_trt.compile(scripted(lambda x: x.permute(0, 3, 1, 2).float() / 255, 1), [image], **SETTINGS)
     assert "aten::to" not in str(as_is.graph), str(as_is.graph)
-    assert str(permuted.graph).count("aten::to(") == 1, str(permuted.graph)  # the int32 cast before the engine
+    assert str(permuted.graph).count("torch_trt::cast_input(") == 1, str(permuted.graph)  # int32 before the engine
 
 
 @pytest.fixture(name="dynamo_builds")
@@ -156,7 +156,7 @@ def dynamo_builds_fixture(fresh_dynamo, monkeypatch):
 
 
 _STITCHING = {"prim::Constant", "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
-              "torch_trt::execute_engine", "aten::to"}  # what a compiled graph holds besides the ops run in PyTorch
+              "torch_trt::execute_engine", "torch_trt::cast_input", "aten::to"}  # besides the ops run in PyTorch
 
 
 DYNAMO_ROWS = [row for row in ROWS if row.id in ("int8_arithmetic", "int8_input_cast_to_float",

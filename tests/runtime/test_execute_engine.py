@@ -34,6 +34,24 @@ def test_input_mismatch_errors(change, message):
         compiled(change(x), y)
 
 
+@pytest.mark.parametrize("spec_dtype, settings", [(torch.int8, {}), (torch.int64, {"truncate_long_and_double": True})],
+                         ids=["int8", "int64_truncated"])
+def test_an_input_of_another_dtype_than_its_engine_casts_from_is_refused(spec_dtype, settings):
+    """An input the engine holds in another dtype is cast on entering: the cast took any dtype (float 1.7 came in
+    as int8 1, silently), where the engine itself checks dtypes."""
+    compiled = torch_trt.compile(torch.jit.script(Doubled()), inputs=[torch_trt.Input((3,), dtype=spec_dtype)],
+                                 target="reference", min_block_size=1, **settings)
+    x = torch.tensor([1, -2, 3], dtype=spec_dtype)
+    torch.testing.assert_close(compiled(x), x * 2)
+    with pytest.raises(Exception, match=f"has dtype torch.float32, but the module was compiled for {spec_dtype}"):
+        compiled(torch.tensor([1.7, -2.5, 100.0]))
+
+
+class Doubled(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA to put an input on another device")
 def test_device_mismatch_error():
     compiled, x, y = _compile()

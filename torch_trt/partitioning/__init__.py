@@ -51,6 +51,7 @@ def partition(graph, settings, input_specs, device, examples=None, refused=None)
 def _engine_io(segment, infos, settings):
     """Input specs and boundary casts: tensors of dtypes the engine holds in another cross cast (boundary.py)."""
     nodes = set(segment.nodes)
+    segment.input_dtypes = [infos[v].dtype for v in segment.inputs]
     segment.input_casts = [input_cast(v, infos, settings, nodes) for v in segment.inputs]
     segment.input_specs = [infos[v].spec(cast) for v, cast in zip(segment.inputs, segment.input_casts)]
     segment.output_casts = [output_cast(infos[v], settings) for v in segment.outputs]

@@ -16,9 +16,9 @@ class Segment:
     """Nodes in execution order; `inputs` are values they use from outside, `outputs` values used outside.
 
     Engine segments also carry one torch_trt.Input per input (`input_specs`), and the casts the
-    stitched graph does around the engine call (`input_casts`: the dtype an input is cast to, and
-    `output_casts`: the dtype an output is cast back to, or None per value) for the dtypes engines
-    hold in another (boundary.py). PyTorch segments carry, per node, the Reason it could not run in
+    stitched graph does around the engine call (`input_casts`: the dtype an input is cast to, from its
+    `input_dtypes`, and `output_casts`: the dtype an output is cast back to, or None per value) for the
+    dtypes engines hold in another (boundary.py). PyTorch segments carry, per node, the Reason it could not run in
     an engine (`reasons`).
     """
 
@@ -27,6 +27,7 @@ class Segment:
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     input_specs: list = field(default_factory=list)
+    input_dtypes: list = field(default_factory=list)
     input_casts: list = field(default_factory=list)
     output_casts: list = field(default_factory=list)
     reasons: dict = field(default_factory=dict)

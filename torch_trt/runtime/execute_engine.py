@@ -1,4 +1,5 @@
-"""The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript."""
+"""The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript; and
+`torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8)."""
 
 import torch
 
@@ -24,3 +25,17 @@ def execute_engine(inputs, engine, engine_id, target, device):
 
 
 _library.impl("execute_engine", execute_engine, "CompositeExplicitAutograd")
+
+
+_library.define("cast_input(Tensor x, ScalarType expected, ScalarType dtype, str name) -> Tensor")
+
+
+def cast_input(x, expected, dtype, name):
+    """`x` as `dtype`, once it is checked to have the dtype the module was compiled for: the cast would take any."""
+    if x.dtype != expected:
+        raise EngineIOError(f"input %{name} has dtype {x.dtype}, but the module was compiled for {expected} there (its "
+                            f"Input's dtype); pass {expected}, or compile for {x.dtype}")
+    return x.to(dtype)
+
+
+_library.impl("cast_input", cast_input, "CompositeExplicitAutograd")

@@ -2,8 +2,8 @@
 
 The segment's nodes must be contiguous (partitioning makes them so): the call goes after the
 last one, so no node between the first and the last may read the segment's outputs. Segment
-inputs with an `input_casts` dtype are cast before the call, outputs with an `output_casts`
-dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine, restored for PyTorch).
+inputs with an `input_casts` dtype are cast before the call (checked: torch_trt::cast_input), outputs with an
+`output_casts` dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine, restored for PyTorch).
 """
 
 import torch
@@ -20,9 +20,10 @@ def stitch_engine(graph, segment, engine_bytes, target, device):
         settings = [graph.insertConstant(s) for s in (identifier, target, str(device))]
     last = segment.nodes[-1]
     inputs = []
-    for value, dtype in zip(segment.inputs, segment.input_casts or [None] * len(segment.inputs)):
+    for value, expected, dtype in zip(segment.inputs, segment.input_dtypes,
+                                      segment.input_casts or [None] * len(segment.inputs)):
         if dtype is not None:
-            value, last = _cast_after(graph, value, dtype, last)
+            value, last = _checked_cast_after(graph, value, expected, dtype, last)
         inputs.append(value)
     packed = graph.create("prim::ListConstruct", inputs)
     packed.output().setType(torch._C.ListType.ofTensors())
@@ -48,6 +49,17 @@ def _as_tensor(engine_bytes):
     """The engine as a uint8 tensor sharing its memory where that is writable (torch views no read-only memory)."""
     writable = not memoryview(engine_bytes).readonly
     return torch.frombuffer(engine_bytes if writable else bytearray(engine_bytes), dtype=torch.uint8)
+
+
+def _checked_cast_after(graph, value, expected, dtype, after):
+    """`torch_trt::cast_input(value, expected, dtype)` inserted after `after` (a plain cast would take an input of
+    any dtype, where the engine's own check refuses a wrong one); returns its output and the new node."""
+    with graph.insert_point_guard(after):
+        arguments = [graph.insertConstant(a) for a in (expected, dtype, value.debugName())]
+    node = graph.create("torch_trt::cast_input", [value] + arguments)
+    node.output().setType(value.type())
+    node.insertAfter(after)
+    return node.output(), node
 
 
 def _cast_after(graph, value, dtype, after):
