@@ -29,7 +29,7 @@ class _ReadBeforeWrite(torch.nn.Module):
 
 
 def test_a_mask_made_by_slice_assignment_is_one_constant():
-    graph = torch._C.parse_ir("""graph():
+    graph = torch._C.parse_ir("""graph(%x : Tensor):
         %zero : int = prim::Constant[value=0]()
         %one : int = prim::Constant[value=1]()
         %two : int = prim::Constant[value=2]()
@@ -40,11 +40,27 @@ def test_a_mask_made_by_slice_assignment_is_one_constant():
         %mask : Tensor = aten::zeros(%size, %none, %none, %none, %none)
         %row : Tensor = aten::slice(%mask, %zero, %zero, %one, %one)
         %written : Tensor = aten::fill_(%row, %seven)
-        return (%mask)""")
+        %y : Tensor = aten::add(%x, %mask, %one)
+        return (%y)""")
     fold_constant_regions(graph)
     FileCheck().check_not("aten::fill_").check_not("aten::slice").run(str(graph))
-    (output,) = graph.outputs()
-    torch.testing.assert_close(output.toIValue(), torch.tensor([[7.0, 7.0], [0.0, 0.0]]))
+    (add,) = graph.findAllNodes("aten::add")
+    torch.testing.assert_close(add.inputsAt(1).toIValue(), torch.tensor([[7.0, 7.0], [0.0, 0.0]]))
+
+
+def test_a_mask_made_by_slice_assignment_and_returned_is_not_one_constant():
+    """Every call returns a tensor of its own, which the caller may write: one constant would be every call's."""
+    graph = torch._C.parse_ir("""graph():
+        %zero : int = prim::Constant[value=0]()
+        %one : int = prim::Constant[value=1]()
+        %none : NoneType = prim::Constant()
+        %seven : float = prim::Constant[value=7.]()
+        %size : int[] = prim::ListConstruct(%one, %one)
+        %mask : Tensor = aten::zeros(%size, %none, %none, %none, %none)
+        %written : Tensor = aten::fill_(%mask, %seven)
+        return (%mask)""")
+    fold_constant_regions(graph)
+    FileCheck().check("aten::fill_").run(str(graph))
 
 
 def test_scripted_window_mask_compiles_to_one_engine_with_eager_results():

@@ -219,6 +219,20 @@ def test_a_tensor_made_from_constants_and_written_in_place_is_made_anew_on_every
         torch.testing.assert_close(compiled(x), module(x))
 
 
+class ReturnsItsConstantStart(torch.nn.Module):
+    def forward(self, x):
+        m = torch.zeros(2)
+        m[0] = 1.0
+        return x + 1, m
+
+
+def test_a_returned_tensor_made_from_constants_is_the_callers_own():
+    """Folded into one constant, the returned mask was every call's: a caller's write to one reached the next."""
+    compiled = torch_trt.compile(ReturnsItsConstantStart(), [torch.zeros(2)], target="reference", min_block_size=1)
+    compiled(torch.ones(2))[1].add_(5)
+    torch.testing.assert_close(compiled(torch.ones(2))[1], torch.tensor([1.0, 0.0]))
+
+
 def test_truncation_casts_around_the_engine(check_partition):
     compiled, report = check_partition(LongInput(), [_x(3, 4), torch.randint(0, 5, (3, 4))], "E",
                                        truncate_long_and_double=True)

@@ -37,8 +37,8 @@ def _fold(graph, region):
         return False
     if any(not use.user.isAfter(writes[-1]) for v in escaping for use in v.uses() if use.user not in nodes):
         return False  # read outside the region before its last write: one constant cannot stand for both
-    if _written_outside(graph, nodes, escaping):
-        return False  # a constant written on every call would carry each call's writes into the next
+    if _written_outside(graph, nodes, escaping) or _returned(graph, escaping):
+        return False  # one constant, written on every call (or by the caller), would carry each call's writes on
     for value, result in zip(escaping, _evaluate(region, escaping)):
         with graph.insert_point_guard(value.node()):
             value.replaceAllUsesWith(graph.insertConstant(result))
@@ -53,6 +53,13 @@ def _written_outside(graph, nodes, escaping):
     tensors = [v for v in escaping if v.type().kind() == "TensorType"]
     return any(aliases.may_contain_alias(written, value) for node in _all_nodes(graph.block()) if node not in nodes
                for written in written_inputs(node) for value in tensors)
+
+
+def _returned(graph, escaping):
+    """Whether one of the `escaping` values (or a view of one) is among the graph's outputs, which callers may write."""
+    aliases = graph.alias_db()
+    tensors = [v for v in escaping if v.type().kind() == "TensorType"]
+    return any(aliases.may_contain_alias(value, output) for output in graph.outputs() for value in tensors)
 
 
 def _all_nodes(block):
