@@ -2,8 +2,9 @@
 built from them and element-wise layers (hardswish, mish, prelu, glu, log_sigmoid, ...)."""
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import (as_float, cast, clamped, dtype_of, elementwise, in_float32, log1p, normalize_dim, rank,
+from ._helpers import (as_float, cast, clamped, dtype_of, elementwise, in_float32, normalize_dim, rank,
                        reshape_trt_dims)
+from ._math import log1p
 
 
 def _activation(ctx, node, x, kind, alpha=0.0, beta=0.0):

@@ -6,7 +6,8 @@ import torch
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
 from ._helpers import (broadcast_pair, cast, cast_rounded, choose, clamped, dtype_of, elementwise, promote_types,
-                       rank, to_itensor, truncated)
+                       rank, to_itensor)
+from ._math import truncated
 
 
 def _operands(args):

@@ -8,8 +8,8 @@ integers, and negation of an integer is emitted as 0 - x.
 import math
 
 from ..conversion.registry import converter, converter_table
-from ._helpers import as_float, dtype_of, elementwise, truncated
-from ._helpers import expm1 as accurate_expm1, log1p as accurate_log1p
+from ._helpers import as_float, dtype_of, elementwise
+from ._math import expm1 as accurate_expm1, log1p as accurate_log1p, truncated
 
 _FLOAT_UNARY = {
     "aten::exp(Tensor self) -> Tensor": "EXP",
