@@ -99,6 +99,32 @@ def test_the_optimization_level_setting_reaches_the_engine():
     assert plan["optimization_level"] == 1
 
 
+def test_engines_generate_their_code_one_at_a_time(monkeypatch):
+    """make_fx and inductor keep global state while they trace: two engines' first calls from two threads raised
+    `CURRENT_PATCHER is None` in torch.fx."""
+    import threading
+    import time
+
+    spans = []
+
+    def slow_generate(program, inputs, patches, whole):
+        start = time.perf_counter()
+        time.sleep(0.05)
+        spans.append((start, time.perf_counter()))
+        return program
+
+    monkeypatch.setattr(reference_program, "_generate", slow_generate)
+    runs = [reference_program.compile_program(_engine(_scaled_plus_dead_branch)._module, 4, torch.device("cpu"),
+                                              tf32=False) for _ in range(2)]
+    threads = [threading.Thread(target=run, args=(torch.ones(2, 3),)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (first, second) = sorted(spans)
+    assert first[1] <= second[0], spans
+
+
 @pytest.mark.parametrize("device, level, starts", [("cuda", 2, True), ("cuda", 1, False), ("cpu", 4, True),
                                                     ("cpu", 3, False)])
 def test_inductor_workers_start_only_for_engines_that_generate_code(monkeypatch, device, level, starts):

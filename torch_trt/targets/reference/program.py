@@ -26,6 +26,7 @@ reference does the same when an engine is loaded:
 """
 
 import logging
+import threading
 import time
 
 import torch
@@ -46,6 +47,7 @@ CODEGEN_LEVEL = {"cuda": 2, "cpu": 4}  # the lowest builder_optimization_level t
 BENCHMARKING_LEVEL = 4  # and up: inductor times candidates while it builds (pointwise configs, padded GEMM shapes)
 AUTOTUNE_LEVEL = 5  # and up: it also benchmarks generated GEMM and convolution kernels against cuBLAS's and cuDNN's
 _CONVOLUTIONS = (LayerType.CONVOLUTION, LayerType.DECONVOLUTION)
+_GENERATING = threading.Lock()  # make_fx's tracing and inductor keep global state: one engine's code at a time
 
 
 def start_code_generation(device, optimization_level):
@@ -117,7 +119,8 @@ def compile_program(program, optimization_level, device, tf32):
         key = tuple(tuple(t.shape) for t in inputs)
         with torch.no_grad():
             if key not in kernels:
-                kernels[key] = _generate(program, inputs, patches, whole)
+                with _GENERATING:
+                    kernels[key] = _generate(program, inputs, patches, whole)
             return kernels[key](*inputs)
 
     return _with_tf32(run, tf32)
