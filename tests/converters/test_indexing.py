@@ -113,6 +113,7 @@ CASES = [  # id, function, converters, inputs (shapes of `dtype`, or tensors use
     ("roll", lambda x: x.roll(1, 0), {"aten::roll"}, [(4, 3)], f32),
     ("roll_negative_two_dims", lambda x: torch.roll(x, (-2, 5), (-1, 1)), {"aten::roll"}, [(2, 3, 4)], f16),
     ("roll_flattened", lambda x: x.roll(4), {"aten::roll"}, [(2, 3)], i32),
+    ("roll_one_dim_twice", lambda x: torch.roll(x, [1, 2], [0, -2]), {"aten::roll"}, [(3, 2)], f32),  # by both
     ("roll_bool_big_shift", lambda x: x.roll(7, -1), {"aten::roll"}, [(3, 3)], b8),
     ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), {"aten::pixel_shuffle"}, [(1, 8, 2, 3)], f32),
     ("pixel_shuffle_rank3_fp16", lambda x: F.pixel_shuffle(x, 3), {"aten::pixel_shuffle"}, [(9, 1, 2)], f16),

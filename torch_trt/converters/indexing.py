@@ -262,9 +262,12 @@ def roll(ctx, node, args):
         return ctx.set_output(node, [reshape_torch_sizes(ctx, rolled, shape)])
     if len(shifts) != len(dims):
         raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
-    dims = [normalize_dim(d, rank(x)) for d in dims]
+    total = {}  # dim -> its shifts summed: PyTorch rolls a dim named twice by both
+    for shift, dim in zip(shifts, dims):
+        total[normalize_dim(dim, rank(x))] = total.get(normalize_dim(dim, rank(x)), 0) + shift
+    dims = sorted(total)
     sizes = [static_size(x, d) for d in dims]
-    starts = [(-shift) % max(size, 1) for shift, size in zip(shifts, sizes)]
+    starts = [(-total[d]) % max(size, 1) for d, size in zip(dims, sizes)]
     return ctx.set_output(node, [_slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP)])
 
 
