@@ -3,7 +3,7 @@
 import torch
 
 from ..conversion.shape_tensors import as_int64, is_runtime, reshape_to_shape_tensor, shape_vector
-from ..targets.dtypes import torch_dtype, trt_dtype
+from ..targets.dtypes import HALF_DTYPES, torch_dtype, trt_dtype
 
 
 def rank(tensor):
@@ -70,7 +70,7 @@ def _promoted(dtypes):
     return result
 
 
-def compute_dtype(ctx, dtype, candidates=(torch.float16, torch.bfloat16)):
+def compute_dtype(ctx, dtype, candidates=HALF_DTYPES):
     """The dtype a compute-heavy op (convolution, matmul) runs in: float32 drops to float16 or bfloat16 when
     enabled_precisions allows it (the output is cast back, so precision-sensitive ops stay in float32)."""
     if dtype == torch.float32:
@@ -167,7 +167,7 @@ def in_float32(ctx, x):
     """(x's dtype, x in float32 when it is half or bfloat16): what PyTorch computes such ops in, rounding only the
     result."""
     dtype = dtype_of(ctx, x)
-    return dtype, cast(ctx, x, torch.float32) if dtype in (torch.float16, torch.bfloat16) else x
+    return dtype, cast(ctx, x, torch.float32) if dtype in HALF_DTYPES else x
 
 
 def clamped(ctx, x, low, high):

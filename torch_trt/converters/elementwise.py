@@ -5,6 +5,7 @@ import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
+from ..targets.dtypes import HALF_DTYPES
 from ._helpers import (broadcast_pair, cast, cast_rounded, choose, clamped, dtype_of, elementwise, promote_types,
                        rank, to_itensor)
 from ._math import truncated
@@ -59,7 +60,7 @@ def _scaled_by_scalar(ctx, a, b, op, dtype):
     where x is small): so does this where the scalar is a float32 0-d tensor known only at run time, or a Python number
     or constant 0-d tensor that the half dtype cannot hold to its precision (beyond its range, or rounding to a
     subnormal or 0), and casts back."""
-    if dtype in (torch.float16, torch.bfloat16) and any(_beyond(ctx, v, dtype) for v in (a, b)):
+    if dtype in HALF_DTYPES and any(_beyond(ctx, v, dtype) for v in (a, b)):
         return cast(ctx, elementwise(ctx, a, b, op, torch.float32), dtype)
     return elementwise(ctx, a, b, op, dtype)
 
@@ -290,22 +291,26 @@ def _modulo(ctx, node, args, rounding_mode):
     division rounds to 10) leaves a remainder of the wrong sign: one more `other` brings it back, as C's fmod gives."""
     a, b = _operands(args)
     dtype, ops = promote_types(ctx, a, b), ctx.trt.ElementWiseOperation
-    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    compute = torch.float32 if dtype in HALF_DTYPES else dtype
     a, b = (to_itensor(ctx, v, compute) if isinstance(v, ctx.trt.ITensor) else v for v in (a, b))
     quotient = _divide(ctx, a, b, rounding_mode)
     remainder = elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, compute), ops.SUB, compute)
-    if compute.is_floating_point:  # a right remainder has the sign of self (fmod) or of other (remainder), or is 0
-        fmod = rounding_mode == "trunc"
-        wrong = _compare(ctx, elementwise(ctx, remainder, a if fmod else b, ops.PROD, compute), 0, "LESS")
-        step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
-                           compute) if fmod else b
-        remainder = choose(ctx, wrong, elementwise(ctx, remainder, step, ops.SUM, compute), remainder, compute)
-        # an infinite other leaves self (fmod), or self where it has other's sign and other where not (remainder)
-        kept = a if fmod else choose(ctx, _compare(ctx, elementwise(ctx, a, b, ops.PROD, compute), 0, "LESS"), b,
-                                         a, compute)
-        infinite = ctx.net.add_unary(to_itensor(ctx, b, compute), ctx.trt.UnaryOperation.ISINF).get_output(0)
-        remainder = choose(ctx, infinite, kept, remainder, compute)
+    if compute.is_floating_point:
+        remainder = _float_remainder(ctx, a, b, quotient, remainder, rounding_mode == "trunc", compute)
     return ctx.set_output(node, [cast(ctx, remainder, dtype)])
+
+
+def _float_remainder(ctx, a, b, quotient, remainder, fmod, dtype):
+    """`remainder` = a - quotient * b set right: with the sign of a (fmod) or of b (remainder), or 0; and where b is
+    infinite, a (fmod), or a where it has b's sign and b where not (remainder)."""
+    ops = ctx.trt.ElementWiseOperation
+    wrong = _compare(ctx, elementwise(ctx, remainder, a if fmod else b, ops.PROD, dtype), 0, "LESS")
+    step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
+                       dtype) if fmod else b
+    remainder = choose(ctx, wrong, elementwise(ctx, remainder, step, ops.SUM, dtype), remainder, dtype)
+    kept = a if fmod else choose(ctx, _compare(ctx, elementwise(ctx, a, b, ops.PROD, dtype), 0, "LESS"), b, a, dtype)
+    infinite = ctx.net.add_unary(to_itensor(ctx, b, dtype), ctx.trt.UnaryOperation.ISINF).get_output(0)
+    return choose(ctx, infinite, kept, remainder, dtype)
 
 
 converter_table(_MODULOS, _modulo, "self - round(self / other) * other, the quotient rounded by {}.")

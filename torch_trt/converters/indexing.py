@@ -9,6 +9,8 @@ _set_list_output). TensorRT's gather and scatter take no negative indices: index
 network, which is what PyTorch allows there.
 """
 
+import collections
+
 import torch
 
 from ..conversion import shape_tensors
@@ -262,9 +264,9 @@ def roll(ctx, node, args):
         return ctx.set_output(node, [reshape_torch_sizes(ctx, rolled, shape)])
     if len(shifts) != len(dims):
         raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
-    total = {}  # dim -> its shifts summed: PyTorch rolls a dim named twice by both
+    total = collections.Counter()  # dim -> its shifts summed: PyTorch rolls a dim named twice by both
     for shift, dim in zip(shifts, dims):
-        total[normalize_dim(dim, rank(x))] = total.get(normalize_dim(dim, rank(x)), 0) + shift
+        total[normalize_dim(dim, rank(x))] += shift
     dims = sorted(total)
     sizes = [static_size(x, d) for d in dims]
     starts = [(-total[d]) % max(size, 1) for d, size in zip(dims, sizes)]

@@ -1,5 +1,6 @@
 """Reduction converters: sum, mean, prod, amax/amin and full max/min as one IReduceLayer each; below them
-max/min over a dim, argmax/argmin, topk and sort (ITopKLayer), var/std, norms, any/all, logsumexp and
+max/min over a dim and argmax/argmin (a reduce and the first position holding its result), topk and sort
+(ITopKLayer), var/std, norms, any/all, logsumexp and
 cumsum (ICumulativeLayer).
 
 Registered from one table (schema -> ReduceOperation) feeding one builder. `dim` None or []
@@ -57,7 +58,7 @@ def _reduction(ctx, node, args, op_name):
 converter_table(_REDUCE, _reduction, "Reduce {} over the given dims (all when none are given).")
 
 
-# ---- reductions with indices: max/min over a dim, argmax/argmin, topk and sort, through ITopKLayer ----
+# ---- reductions with indices: max/min over a dim and argmax/argmin; topk and sort, through ITopKLayer ----
 
 MAX_TOPK = 3840  # TensorRT's largest k
 _TOPK_TYPES = FLOAT_DTYPES + INDEX_DTYPES

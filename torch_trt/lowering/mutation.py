@@ -1,5 +1,7 @@
 """What a node writes: the one place lowering and partitioning ask it."""
 
+import functools
+
 import torch
 
 
@@ -10,8 +12,11 @@ def writes_in_place(node):
 
 def written_inputs(node):
     """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
-    schema = node.schema()
-    if schema == "(no schema)":
-        return []
-    arguments = torch._C.parse_schema(schema).arguments
+    arguments = _arguments(node.schema())
     return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
+
+
+@functools.lru_cache(maxsize=None)
+def _arguments(schema):
+    """The arguments of a node's schema text, parsed once per text; none for nodes without one (prim ops)."""
+    return () if schema == "(no schema)" else tuple(torch._C.parse_schema(schema).arguments)

@@ -25,11 +25,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..conversion.evaluators.aten import RUNTIME_INT_OPS
-from ..lowering.mutation import writes_in_place
+from ..lowering.mutation import writes_in_place, written_inputs
 from .boundary import overflow_demotions
 from .segment import Segment, SegmentKind, top_level_node, used_values
-from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason,
-                      writes_inputs)
+from .support import Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason
 
 ENGINE, TORCH = SegmentKind.ENGINE, SegmentKind.TORCH
 _SIDE_EFFECTS = {"prim::Print", "prim::RaiseException", "aten::warn", "prim::SetAttr", "prim::TimePoint"}
@@ -89,7 +88,7 @@ def segment_graph(graph, settings, infos, refused):
 
 def _is_barrier(node):
     """Nodes whose order against every other node matters: writes, side effects, control flow, randomness."""
-    return bool(list(node.blocks())) or writes_inputs(node) or node.kind() in _SIDE_EFFECTS or node.isNondeterministic()
+    return bool(list(node.blocks())) or written_inputs(node) or node.kind() in _SIDE_EFFECTS or node.isNondeterministic()
 
 
 def _rebuilt(glue, base, infos):

@@ -9,6 +9,7 @@ Each answer is None (the node may run in an engine) or a Reason with a code for 
 
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
+from ..lowering.mutation import written_inputs
 from ..targets.dtypes import ENGINE_DTYPES, TRUNCATED_DTYPES
 from .boundary import small_int_problem
 
@@ -55,13 +56,6 @@ def is_tensor(value):
     return value.type().kind() == "TensorType"
 
 
-def writes_inputs(node):
-    """The inputs the node's schema marks as written in place (`Tensor(a!)`)."""
-    schema = node_schema(node)
-    arguments = schema.arguments if schema else []
-    return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
-
-
 def engine_reason(node, settings, facts):
     """None when the node may run in an engine, else the first reason it cannot.
 
@@ -89,7 +83,7 @@ def _control_flow(node, settings, facts):
 
 def _mutation(node, settings, facts):
     """In-place ops, and views of tensors something writes to: an engine's outputs are copies, not aliases."""
-    written = writes_inputs(node)
+    written = written_inputs(node)
     if written:
         return Reason(Code.MUTATION, f"writes to its input %{written[0].debugName()} in place")
     schema = node_schema(node)

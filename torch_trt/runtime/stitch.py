@@ -52,21 +52,21 @@ def _as_tensor(engine_bytes):
 
 
 def _checked_cast_after(graph, value, expected, dtype, after):
-    """`torch_trt::cast_input(value, expected, dtype)` inserted after `after` (a plain cast would take an input of
-    any dtype, where the engine's own check refuses a wrong one); returns its output and the new node."""
-    with graph.insert_point_guard(after):
-        arguments = [graph.insertConstant(a) for a in (expected, dtype, value.debugName())]
-    node = graph.create("torch_trt::cast_input", [value] + arguments)
-    node.output().setType(value.type())
-    node.insertAfter(after)
-    return node.output(), node
+    """`torch_trt::cast_input(value, expected, dtype)` after `after` (a plain cast would take an input of any dtype,
+    where the engine's own check refuses a wrong one); returns its output and the new node."""
+    return _op_after(graph, "torch_trt::cast_input", value, (expected, dtype, value.debugName()), after)
 
 
 def _cast_after(graph, value, dtype, after):
-    """`aten::to(value, dtype)` inserted after `after`; returns its output and the new node."""
+    """`aten::to(value, dtype)` after `after`; returns its output and the new node."""
+    return _op_after(graph, "aten::to", value, (dtype, False, False, None), after)
+
+
+def _op_after(graph, kind, value, constants, after):
+    """`kind(value, *constants)`, a tensor like `value`, inserted after `after`: its output and the new node."""
     with graph.insert_point_guard(after):
-        arguments = [graph.insertConstant(a) for a in (dtype, False, False)] + [graph.insertConstant(None)]
-    node = graph.create("aten::to", [value] + arguments)
+        arguments = [graph.insertConstant(c) for c in constants]
+    node = graph.create(kind, [value] + arguments)
     node.output().setType(value.type())
     node.insertAfter(after)
     return node.output(), node

@@ -20,6 +20,7 @@ SCALAR_TYPE_CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32:
                      torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)  # TensorRT's FLOAT, HALF and BF16
+HALF_DTYPES = (torch.float16, torch.bfloat16)  # reduced precision: PyTorch computes many ops on them in float32
 INDEX_DTYPES = (torch.int32, torch.int64)  # indices and shape tensors: INT32 or INT64
 # Tensor dtypes engines compute in and take as IO. int64 is a native IO and compute type of TensorRT 10+, so it
 # enters engines as it is; float64 does not, unless truncate_long_and_double narrows it (and int64) at the boundary.

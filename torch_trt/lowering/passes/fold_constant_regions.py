@@ -37,7 +37,7 @@ def _fold(graph, region):
         return False
     if any(not use.user.isAfter(writes[-1]) for v in escaping for use in v.uses() if use.user not in nodes):
         return False  # read outside the region before its last write: one constant cannot stand for both
-    if _written_outside(graph, nodes, escaping) or _returned(graph, escaping):
+    if _shared_beyond(graph, nodes, escaping):
         return False  # one constant, written on every call (or by the caller), would carry each call's writes on
     for value, result in zip(escaping, _evaluate(region, escaping)):
         with graph.insert_point_guard(value.node()):
@@ -47,19 +47,13 @@ def _fold(graph, region):
     return True
 
 
-def _written_outside(graph, nodes, escaping):
-    """Whether a node outside `nodes` writes in place to one of the `escaping` values, or to a view of one."""
+def _shared_beyond(graph, nodes, escaping):
+    """Whether one of the `escaping` tensors (or a view of one) is written in place by a node outside `nodes`, or is
+    among the graph's outputs, which callers may write."""
     aliases = graph.alias_db()
-    tensors = [v for v in escaping if v.type().kind() == "TensorType"]
-    return any(aliases.may_contain_alias(written, value) for node in _all_nodes(graph.block()) if node not in nodes
-               for written in written_inputs(node) for value in tensors)
-
-
-def _returned(graph, escaping):
-    """Whether one of the `escaping` values (or a view of one) is among the graph's outputs, which callers may write."""
-    aliases = graph.alias_db()
-    tensors = [v for v in escaping if v.type().kind() == "TensorType"]
-    return any(aliases.may_contain_alias(value, output) for output in graph.outputs() for value in tensors)
+    outside = [v for node in _all_nodes(graph.block()) if node not in nodes for v in written_inputs(node)]
+    return any(aliases.may_contain_alias(value, other) for value in escaping if value.type().kind() == "TensorType"
+               for other in outside + list(graph.outputs()))
 
 
 def _all_nodes(block):

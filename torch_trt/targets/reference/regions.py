@@ -29,7 +29,8 @@ import numpy as np
 import torch
 import torch.fx
 
-_HALF = (torch.float16, torch.bfloat16)
+from ..dtypes import HALF_DTYPES
+
 _CONVERT = torch.ops.prims.convert_element_type.default
 MIN_SAVED_NODES = 32  # a shorter repetition stays in one region: it would save less code generation than it costs
 _LIBRARY_KERNELS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "scaled_dot_product_attention"}  # not generated
@@ -77,7 +78,7 @@ def _widened(ends, block_ends):
     """The values that cross in float32 (module docstring): half-precision results of a region that every reader
     reads only through pointwise ops and reductions, the program's outputs aside. The blocks share one region's
     code, so a block's argument or result position is widened in every block or in none."""
-    widened = {node for _, results in ends for node in results if _traced_value(node).dtype in _HALF and all(
+    widened = {node for _, results in ends for node in results if _traced_value(node).dtype in HALF_DTYPES and all(
         user.op == "call_function" and not _reads_into_a_library_kernel(user) for user in node.users)}
     changed = True
     while changed:
