@@ -40,7 +40,7 @@ def test_an_input_of_another_dtype_than_its_engine_casts_from_is_refused(spec_dt
     """An input the engine holds in another dtype is cast on entering: the cast took any dtype (float 1.7 came in
     as int8 1, silently), where the engine itself checks dtypes."""
     compiled = torch_trt.compile(torch.jit.script(Doubled()), inputs=[torch_trt.Input((3,), dtype=spec_dtype)],
-                                 target="reference", min_block_size=1, **settings)
+                                 target="reference", min_block_size=1, device="cpu", **settings)
     x = torch.tensor([1, -2, 3], dtype=spec_dtype)
     torch.testing.assert_close(compiled(x), x * 2)
     with pytest.raises(Exception, match=f"has dtype torch.float32, but the module was compiled for {spec_dtype}"):

@@ -34,10 +34,8 @@ def expm1(ctx, x):
 
 
 def truncated(ctx, x):
-    """x rounded toward zero (TensorRT has no TRUNC): -floor(-x) below 0, floor(x) elsewhere, which keeps the sign of
-    a zero (trunc(-0.3) is -0.0, as PyTorch's)."""
+    """x rounded toward zero (TensorRT has no TRUNC): ceil(x) below 0, floor(x) elsewhere, which keeps the sign of a
+    zero (trunc(-0.3) is -0.0, as PyTorch's; -floor(-x) loses it where negation is 0 - x, as in Triton)."""
     ops, unary = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation
-    negated = ctx.net.add_unary(x, unary.NEG).get_output(0)
-    below = ctx.net.add_unary(ctx.net.add_unary(negated, unary.FLOOR).get_output(0), unary.NEG).get_output(0)
-    return choose(ctx, elementwise(ctx, x, 0.0, ops.LESS), below, ctx.net.add_unary(x, unary.FLOOR).get_output(0),
-                 dtype_of(ctx, x))
+    return choose(ctx, elementwise(ctx, x, 0.0, ops.LESS), ctx.net.add_unary(x, unary.CEIL).get_output(0),
+                  ctx.net.add_unary(x, unary.FLOOR).get_output(0), dtype_of(ctx, x))
