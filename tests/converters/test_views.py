@@ -55,6 +55,9 @@ CASES = [  # id, function, converters, input shapes, dtype
     ("squeeze_dims", lambda x: x.squeeze((0, 2)), {"aten::squeeze"}, [(1, 3, 1, 1)], f32),
     ("squeeze_dim_0d", lambda x: x.squeeze(-1) + 1, {"aten::squeeze"}, [()], f32),
     ("squeeze_dims_mixed", lambda x: x.squeeze((-1, 1)), {"aten::squeeze"}, [(2, 3, 1)], i32),
+    ("contiguous_of_a_transpose", lambda x: x.t().contiguous() * 2, {"aten::contiguous"}, [(3, 4)], f32),
+    ("contiguous_preserve_format", lambda x: x.contiguous(memory_format=torch.preserve_format) + 1,
+     {"aten::contiguous"}, [(2, 3)], i32),
 ]
 
 
@@ -113,3 +116,20 @@ def test_scripted_negation_and_max_of_runtime_sizes(device):
                                  require_full_compilation=True)
     x = torch.randn(5, 7, 2, device=device)
     torch.testing.assert_close(compiled(x), module(x))
+
+
+class ContiguousThenStrided(torch.nn.Module):
+    def forward(self, x):
+        return x.contiguous().as_strided((4,), (1,)) * 2, x.contiguous()
+
+
+def test_contiguous_makes_the_copy_strided_readers_and_callers_expect(device):
+    """as_strided (run in PyTorch) reads the memory contiguous made, and the caller gets a contiguous copy, not its
+    strided input: lowering dropped contiguous, so both saw the input's own strides."""
+    compiled = torch_trt.compile(torch.jit.script(ContiguousThenStrided()), [torch.randn(5, 4, device=device).t()],
+                                 target="reference", min_block_size=1, device=device)
+    x = torch.arange(20.0, device=device).reshape(5, 4).t()
+    strided, copy = compiled(x)
+    torch.testing.assert_close(strided, ContiguousThenStrided()(x)[0])
+    assert copy.is_contiguous() and copy.data_ptr() != x.data_ptr()
+    torch.testing.assert_close(copy, x)

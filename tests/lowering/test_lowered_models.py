@@ -57,7 +57,7 @@ class ChannelShuffle(nn.Module):
 
 
 @pytest.mark.parametrize("front", ["script", "trace"])
-def test_view_after_removed_contiguous(front):
+def test_view_after_contiguous(front):
     x = torch.randn(2, 4, 3, 3)
     model = torch.jit.script(ChannelShuffle()) if front == "script" else torch.jit.trace(ChannelShuffle(), (x,))
     _assert_matches(model, [x])

@@ -39,14 +39,12 @@ CASES = [  # id, pass, graph before, ops that must appear after, ops that must b
         %g : int = prim::Constant[value=1]()
         %y : Tensor = aten::conv_transpose2d(%x, %w, %b, %s, %p, %p, %g, %s)
         return (%y)""", ["aten::_convolution"], ["aten::conv_transpose2d"]),
-    ("dropout_contiguous", remove_no_ops, """graph(%x : Tensor):
+    ("dropout_detach", remove_no_ops, """graph(%x : Tensor):
         %p : float = prim::Constant[value=0.5]()
         %f : bool = prim::Constant[value=0]()
-        %fmt : int = prim::Constant[value=0]()
         %y : Tensor = aten::dropout(%x, %p, %f)
-        %z : Tensor = aten::contiguous(%y, %fmt)
-        %d : Tensor = aten::detach(%z)
-        return (%d)""", [], ["aten::dropout", "aten::contiguous", "aten::detach"]),
+        %d : Tensor = aten::detach(%y)
+        return (%d)""", [], ["aten::dropout", "aten::detach"]),
     ("two_linears_without_bias", unpack_linear, """graph(%x : Tensor, %w : Tensor):
         %none : NoneType = prim::Constant()
         %y : Tensor = aten::linear(%x, %w, %none)
@@ -171,18 +169,6 @@ def test_fused_attention_is_lowered_to_matmul_and_softmax():
     torch._C._jit_pass_dce(graph)
     FileCheck().check("aten::linear").check("aten::matmul").check("aten::softmax").check("aten::matmul") \
         .check_not("prim::If").check_not("_native_multi_head_attention").run(str(graph))
-
-
-def test_contiguous_whose_result_is_written_is_kept():
-    graph = torch._C.parse_ir("""graph(%x : Tensor):
-        %zero : int = prim::Constant[value=0]()
-        %one : int = prim::Constant[value=1]()
-        %t : Tensor = aten::t(%x)
-        %y : Tensor = aten::contiguous(%t, %zero)
-        %z : Tensor = aten::add_(%y, %one, %one)
-        return (%x, %z)""")
-    remove_no_ops(graph)
-    FileCheck().check("aten::contiguous").check("aten::add_").run(str(graph))
 
 
 def _traced_size_arithmetic(x):

@@ -73,6 +73,8 @@ ROWS = [
         lambda x, y: torch.einsum("...ij,...jk->...ik", x * 2, y) + 1, [_randn(2, 3, 4), _randn(2, 4, 5)]),
     Row("batch_norm_training", "aten::batch_norm", SUPPORTS, "ETE",
         lambda x: F.batch_norm(x * 2, None, None, training=True) + 1, [_randn(2, 3, 4)]),
+    Row("contiguous_channels_last", "aten::contiguous", SUPPORTS, "ETE",
+        lambda x: (x * 2).contiguous(memory_format=torch.channels_last) + 1, [_randn(1, 2, 3, 3)]),
     Row("max_pool_dilated", "aten::max_pool2d", SUPPORTS, "ETE",
         lambda x: F.max_pool2d(x * 2, 2, dilation=2) + 1, [_randn(1, 2, 6, 6)]),
     Row("avg_pool_divisor_override", "aten::avg_pool2d", SUPPORTS, "ETE",

@@ -1,4 +1,5 @@
-"""View converters: reshape/flatten/unflatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer.
+"""View converters: reshape/flatten/unflatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer;
+contiguous, the identity.
 
 Reshapes go through `_helpers.reshape_torch_sizes`, which keeps one dynamic dim (or dynamic leading dims) working
 with TensorRT's -1 (infer) and 0 (copy); sizes known only at run time (of dynamic dims) reshape through a
@@ -51,6 +52,22 @@ def flatten(ctx, node, args):
     merged = -1 if -1 in merged else math.prod(merged)
     merged_shape = shape[:start] + [merged] + shape[end + 1:]
     return ctx.set_output(node, [reshape_torch_sizes(ctx, x, merged_shape, copied=start)])
+
+
+_ROW_MAJOR = (0, 1)  # MemoryFormat's contiguous_format and preserve_format, as TorchScript constants hold them
+
+
+def _row_major(node, settings):
+    """Engines hold tensors row-major, without strides: a channels-last tensor is left to PyTorch to make."""
+    memory_format = node.namedInput("memory_format")
+    return memory_format.node().kind() == "prim::Constant" and memory_format.toIValue() in _ROW_MAJOR
+
+
+@converter("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
+           supports=_row_major)
+def contiguous(ctx, node, args):
+    """The tensor itself: every tensor of an engine is contiguous."""
+    return ctx.set_output(node, ctx.net.add_identity(args[0].itensor()))
 
 
 @converter("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
