@@ -4,13 +4,17 @@ Dynamo calls the compiled graph with its placeholders' values, in order. A user 
 an engine input. A parameter, a buffer, or a Python number dynamo passes as a tensor or SymInt
 is baked into the engine as a constant (each call checks it is unchanged). A SymInt that is a
 dim of a user input is recomputed from that input inside the traced graph, so it stays dynamic.
-Results are tensors (from the engine), constants, or size expressions evaluated per call.
+Results are tensors (from the engine), constants, size expressions evaluated per call, or views: a result that
+is a view of an argument or of another result is made again per call as that view (as_strided), since an engine's
+outputs are copies and the code that reads a graph's results may write through such a view (dynamo splits a
+function at a graph break, and the rest of it writes to what the graph returned).
 """
 
 from dataclasses import dataclass
 
 import sympy
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 INPUT, BAKED, SIZE = "input", "baked", "size"
 _UNKNOWN = object()
@@ -30,7 +34,7 @@ class GraphSignature:
     symbols: dict  # sympy.Symbol -> (input index, dim) where its value can be read
     shape_env: object  # dynamo's ShapeEnv (None when the graph has no symbolic shapes)
     fakes: list  # each placeholder's example value (fake tensor or SymInt), for dynamo's guards
-    outputs: list  # ("tensor", index into the traced outputs) | ("const", value) | ("sym", expr)
+    outputs: list  # ("tensor", index into the traced outputs) | ("const", value) | ("sym", expr) | ("view", View)
     output_type: type  # tuple, list, or None for a single result
 
     @property
@@ -46,18 +50,45 @@ class GraphSignature:
         return any(e is not None for dims in self.input_dims for e in dims)
 
     def pack(self, engine_outputs, args):
-        """The graph's result from the engine outputs, the constants and the sizes of this call's arguments."""
-        flat, next_tensor = [], 0
+        """The graph's result from the engine outputs, the constants, the sizes of this call's arguments and the views
+        of either."""
+        flat, next_tensor, sizes = [], 0, None
         for kind, value in self.outputs:
             if kind == "tensor":
                 flat.append(engine_outputs[next_tensor])
                 next_tensor += 1
+            elif kind == "const":
+                flat.append(value)
             else:
-                flat.append(value if kind == "const" else int(value.xreplace(self._sizes(args))))
+                sizes = self._sizes(args) if sizes is None else sizes
+                flat.append(int(value.xreplace(sizes)) if kind == "sym" else None)
+        for index, (kind, view) in enumerate(self.outputs):
+            if kind == "view":
+                base = args[view.base] if view.of_argument else flat[view.base]
+                flat[index] = base.as_strided(*(_evaluated(part, sizes) for part in (view.size, view.stride)),
+                                              _evaluated(view.offset, sizes))
         return flat[0] if self.output_type is None else self.output_type(flat)
 
     def _sizes(self, args):
         return {s: args[self.input_positions[k]].shape[d] for s, (k, d) in self.symbols.items()}
+
+
+@dataclass(frozen=True)
+class View:
+    """A result that views the memory of argument `base` (of_argument) or of result `base`: its size, stride and
+    storage offset, each an int or a sympy expression of the input sizes."""
+
+    base: int
+    of_argument: bool
+    size: tuple
+    stride: tuple
+    offset: object
+
+
+def _evaluated(part, sizes):
+    if isinstance(part, tuple):
+        return tuple(_evaluated(p, sizes) for p in part)
+    return part if isinstance(part, int) else int(part.xreplace(sizes))
 
 
 def signature_of(gm, example_inputs):
@@ -84,7 +115,7 @@ def signature_of(gm, example_inputs):
             raise UnsupportedGraph(f"placeholder {node.name} is a SymInt with no value ({value})")
         else:
             args.append((BAKED, None))
-    outputs, output_type = _outputs(gm, symbols)
+    outputs, output_type = _outputs(gm, symbols, placeholders)
     fakes = [node.meta.get("example_value") for node in placeholders]
     return GraphSignature(args, input_positions, input_dims, symbols, _shape_env(placeholders), fakes, outputs,
                           output_type)
@@ -128,14 +159,17 @@ def _shape_env(placeholders):
     return None
 
 
-def _outputs(gm, symbols):
+def _outputs(gm, symbols, placeholders):
     result = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     output_type = type(result) if isinstance(result, (tuple, list)) else None
     flat = list(result) if output_type else [result]
+    views = _views(flat, placeholders, symbols)
     outputs, tensors = [], 0
-    for item in flat:
+    for index, item in enumerate(flat):
         value = item.meta.get("example_value", _UNKNOWN) if isinstance(item, torch.fx.Node) else item
-        if isinstance(value, torch.Tensor) or value is _UNKNOWN:  # no metadata: tracing checks it is a tensor
+        if index in views:
+            outputs.append(("view", views[index]))
+        elif isinstance(value, torch.Tensor) or value is _UNKNOWN:  # no metadata: tracing checks it is a tensor
             outputs.append(("tensor", tensors))
             tensors += 1
         elif _expr(value) is not None:
@@ -147,3 +181,52 @@ def _outputs(gm, symbols):
         else:
             raise UnsupportedGraph(f"result {item} is a {type(value).__name__}; only tensors and numbers are handled")
     return outputs, output_type
+
+
+def _views(flat, placeholders, symbols):
+    """{result index: View} for each result that views an argument's memory, or that of another result which owns
+    all of its memory (a new tensor, which the engine's copy can stand for); an argument returned as it is stays
+    itself."""
+    def fake(node):
+        value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
+        return value if isinstance(value, torch.Tensor) else None
+
+    def storage(value):
+        return StorageWeakRef(value.untyped_storage())
+
+    arguments = {storage(fake(n)): p for p, n in enumerate(placeholders) if fake(n) is not None}
+    owners = {}
+    for index, node in enumerate(flat):
+        value = fake(node)
+        if value is not None and value.storage_offset() == 0 and value.is_contiguous() \
+                and value.untyped_storage().nbytes() == value.numel() * value.element_size():
+            owners.setdefault(storage(value), index)
+    views = {}
+    for index, node in enumerate(flat):
+        value = fake(node)
+        if value is None or (isinstance(node, torch.fx.Node) and node.op == "placeholder"):
+            continue
+        key = storage(value)
+        if key in arguments:
+            base, of_argument = arguments[key], True
+        elif owners.get(key, index) != index:
+            base, of_argument = owners[key], False
+        else:
+            continue
+        base_fake = fake(placeholders[base]) if of_argument else fake(flat[base])
+        if base_fake.dtype != value.dtype:
+            continue  # a view as another dtype: as_strided cannot make it, the engine's copy stands for it
+        layout = tuple(_layout_part(d, symbols) for d in value.shape), \
+            tuple(_layout_part(d, symbols) for d in value.stride()), _layout_part(value.storage_offset(), symbols)
+        views[index] = View(base, of_argument, *layout)
+    return views
+
+
+def _layout_part(value, symbols):
+    """A size, stride or offset as an int, or as a sympy expression of the input sizes."""
+    expr = _expr(value)
+    if expr is None:
+        return int(value)
+    if not expr.free_symbols <= set(symbols):
+        raise UnsupportedGraph(f"a result views another's memory with a layout ({expr}) not read from any input")
+    return expr

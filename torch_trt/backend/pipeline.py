@@ -19,6 +19,7 @@ from ..errors import Code, ConversionError, EngineBuildError, Reason
 from ..lowering import lower
 from ..lowering.specialize import specialize
 from ..partitioning import SegmentKind, analyze, extract_graph, partition
+from ..runtime.outputs import copy_returned_constants
 from ..runtime.stitch import stitch_engine
 from ..targets import resolve_target, start_code_generation, target_name
 
@@ -38,6 +39,7 @@ def compile_frozen(module, input_specs, settings, device, examples=None):
         result, built, trt = build_engines(module, input_specs, settings, device, examples)
         for segment, engine_bytes in reversed(built):  # last first: the boundary values of the rest stay in the graph
             stitch_engine(graph, segment, engine_bytes, target_name(trt), device)
+        copy_returned_constants(graph)
         torch._C._jit_pass_dce(graph)
         torch._C._jit_pass_lint(graph)
         if settings.debug:

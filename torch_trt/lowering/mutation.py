@@ -1,4 +1,4 @@
-"""What a node writes: the one place lowering and partitioning ask it."""
+"""What a node writes, and what its result views: the one place lowering, partitioning and stitching ask it."""
 
 import functools
 
@@ -16,7 +16,24 @@ def written_inputs(node):
     return [v for a, v in zip(arguments, node.inputs()) if a.alias_info is not None and a.alias_info.is_write]
 
 
-@functools.lru_cache(maxsize=None)
+def viewed_input(node):
+    """The input whose memory the node's result may share (`Tensor(a) self -> Tensor(a)`: views, reshape, to), or
+    None."""
+    schema = _parsed(node.schema())
+    if schema is None or len(schema.returns) != 1 or schema.returns[0].alias_info is None:
+        return None
+    shared = schema.returns[0].alias_info.before_set
+    return next((v for a, v in zip(schema.arguments, node.inputs())
+                 if a.alias_info is not None and not a.alias_info.is_write and a.alias_info.before_set & shared), None)
+
+
 def _arguments(schema):
-    """The arguments of a node's schema text, parsed once per text; none for nodes without one (prim ops)."""
-    return () if schema == "(no schema)" else tuple(torch._C.parse_schema(schema).arguments)
+    """The arguments of a node's schema text; none for nodes without one (prim ops)."""
+    parsed = _parsed(schema)
+    return () if parsed is None else tuple(parsed.arguments)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(schema):
+    """A node's schema text parsed, once per text; None for nodes without one (prim ops)."""
+    return None if schema == "(no schema)" else torch._C.parse_schema(schema)

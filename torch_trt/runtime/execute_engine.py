@@ -1,5 +1,6 @@
-"""The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript; and
-`torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8)."""
+"""The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript;
+`torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8);
+and `torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
 
 import torch
 
@@ -39,3 +40,8 @@ def cast_input(x, expected, dtype, name):
 
 
 _library.impl("cast_input", cast_input, "CompositeExplicitAutograd")
+
+
+# Conservative, as execute_engine: TorchScript's executor folds an aten::clone of a constant into the constant.
+_library.define("copy_constant(Tensor x) -> Tensor", alias_analysis="CONSERVATIVE")
+_library.impl("copy_constant", lambda x: x.clone(), "CompositeExplicitAutograd")
