@@ -109,3 +109,20 @@ def test_an_already_frozen_module_gets_a_clear_error():
     frozen = torch.jit.freeze(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(3, 3)).eval()))
     with pytest.raises(TypeError, match="already frozen ScriptModule; pass it before torch.jit.freeze"):
         torch_trt.compile(frozen, [torch.randn(2, 3)], target="reference")
+
+
+class CountsItsCalls(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x * self.calls
+
+
+def test_a_module_writing_its_buffer_gets_an_error_naming_it():
+    """Freezing keeps a written buffer on the module, whose graph then takes `self`: the error said only that graph
+    input %self is not a tensor."""
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"writes its own attributes in forward \(self\.calls\)"):
+        torch_trt.compile(torch.jit.script(CountsItsCalls()), [torch.randn(2)], target="reference", min_block_size=1)

@@ -182,6 +182,16 @@ def _example(spec, which, fill, device):
     return make(getattr(spec, f"{which}_shape"), dtype=spec.dtype, device=device)
 
 
+def _non_tensor_input(value):
+    """Why a graph input that is not a tensor cannot be compiled: the module itself (freezing keeps the attributes
+    forward writes), or another value."""
+    if value.type().kind() == "ClassType":
+        names = sorted({f"self.{use.user.s('name')}" for use in value.uses() if use.user.kind() == "prim::GetAttr"})
+        return (f"the module writes its own attributes in forward ({', '.join(names)}), which freezing keeps as module "
+                "state that engines cannot read or write: return the new values from forward instead")
+    return f"graph input %{value.debugName()} is not a tensor; compiled modules take tensors only"
+
+
 def _probe_graph(graph, input_specs):
     """A copy of `graph` taking only the tensor inputs and returning every top-level plain value and the shape and
     dtype of every top-level tensor; with the original values and, per value, whether it is a tensor."""
@@ -191,8 +201,7 @@ def _probe_graph(graph, input_specs):
     for index in reversed(range(len(copied))):
         if not is_tensor(copied[index]):
             if copied[index].uses():
-                raise TorchTRTError(f"graph input %{copied[index].debugName()} is not a tensor; compiled modules "
-                                    "take tensors only")
+                raise TorchTRTError(_non_tensor_input(copied[index]))
             copy.eraseInput(index)
             del values[index]
     if len(values) != len(input_specs):
