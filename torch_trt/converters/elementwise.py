@@ -56,25 +56,21 @@ def rsub(ctx, node, args):
 
 
 def _scaled_by_scalar(ctx, a, b, op, dtype):
-    """`a <op> b` in `dtype`. PyTorch computes a half op with a CPU scalar in float32 (x * 1e5 and x / 1e-8 are finite
-    where x is small): so does this where the scalar is a float32 0-d tensor known only at run time on a CPU engine,
-    or a Python number or constant CPU 0-d tensor that the half dtype cannot hold to its precision (beyond its range,
-    or rounding to a subnormal or 0), and casts back."""
+    """`a <op> b` in `dtype`. PyTorch computes a half op with a scalar in float32 (x * 1e5 and x / 1e-8 are finite
+    where x is small): so does this where the scalar is a float32 0-d tensor known only at run time, or a Python number
+    or constant 0-d tensor that the half dtype cannot hold to its precision (beyond its range, or rounding to a
+    subnormal or 0), and casts back."""
     if dtype in HALF_DTYPES and any(_beyond(ctx, v, dtype) for v in (a, b)):
         return cast(ctx, elementwise(ctx, a, b, op, torch.float32), dtype)
     return elementwise(ctx, a, b, op, dtype)
 
 
 def _beyond(ctx, value, dtype):
-    """Whether the scalar `value` (a Python number, or a 0-d tensor) needs more than half dtype `dtype` holds, in an op
-    that PyTorch computes with it as a CPU scalar. A 0-d tensor on a CUDA device is no CPU scalar: CUDA casts it to
-    the half dtype first, so x * torch.tensor(1e5, device="cuda") overflows there as here."""
+    """Whether the scalar `value` (a Python number, or a 0-d tensor) needs more than half dtype `dtype` holds."""
     if isinstance(value, ctx.trt.ITensor):
-        on_cpu = torch.device(ctx.settings.device).type == "cpu"
-        return on_cpu and rank(value) == 0 and dtype_of(ctx, value) == torch.float32
+        return rank(value) == 0 and dtype_of(ctx, value) == torch.float32
     if isinstance(value, torch.Tensor):
-        return (value.device.type == "cpu" and value.dim() == 0 and value.is_floating_point()
-                and _loses(value.item(), dtype))
+        return value.dim() == 0 and value.is_floating_point() and _loses(value.item(), dtype)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and _loses(value, dtype)
 
 
