@@ -1,6 +1,7 @@
 """torch_trt.compile on an nn.Module: the user's module keeps its mode, and the tracing fallback says what it did."""
 
 import logging
+import math
 import warnings
 
 import pytest
@@ -126,3 +127,44 @@ def test_a_module_writing_its_buffer_gets_an_error_naming_it():
     input %self is not a tensor."""
     with pytest.raises(torch_trt.errors.TorchTRTError, match=r"writes its own attributes in forward \(self\.calls\)"):
         torch_trt.compile(torch.jit.script(CountsItsCalls()), [torch.randn(2)], target="reference", min_block_size=1)
+
+
+class LoopsOverASize(nn.Module):
+    """Not scriptable (*args); a trace unrolls the loop to the example's size, without a TracerWarning."""
+
+    def forward(self, x, *rest):
+        y = x
+        for _ in range(x.size(1) - 1):
+            y = y + x * 0.1
+        return y
+
+
+class ScalesByASize(nn.Module):
+    """Not scriptable (*args); a trace makes the square root of the example's size a constant."""
+
+    def forward(self, x, *rest):
+        return x / math.sqrt(x.size(1))
+
+
+class ReshapesByASize(nn.Module):
+    """Not scriptable (*args); a trace records the size it reshapes by, so it holds at every size."""
+
+    def forward(self, x, *rest):
+        return x.reshape(x.size(0), -1) * 2
+
+
+DYNAMIC = torch_trt.Input(min_shape=(1, 2), opt_shape=(4, 10), max_shape=(8, 16))
+
+
+@pytest.mark.parametrize("module", [LoopsOverASize(), ScalesByASize()], ids=lambda m: type(m).__name__)
+def test_a_trace_that_fixes_sizes_is_refused_for_dynamic_inputs(module):
+    """Compiled for dynamic shapes, such a trace gave results off by 0.3-1.6 at every size but the example's."""
+    with pytest.raises(LoweringError, match=r"traced at input shapes \[\(1, 2\)\] it records another graph"):
+        torch_trt.compile(module, inputs=[DYNAMIC], **REFERENCE)
+
+
+def test_a_trace_that_holds_at_every_size_compiles_for_dynamic_inputs():
+    compiled = torch_trt.compile(ReshapesByASize(), inputs=[DYNAMIC], **REFERENCE)
+    for shape in ((1, 2), (3, 7), (8, 16)):
+        x = torch.randn(shape)
+        torch.testing.assert_close(compiled(x), ReshapesByASize()(x))

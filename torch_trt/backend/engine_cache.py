@@ -17,7 +17,8 @@ import threading
 import weakref
 from typing import NamedTuple
 
-from .fx_to_script import canonical_text, constants_digest
+from .fx_to_script import constants_digest
+from .graph_text import canonical_text
 
 _NOT_IN_KEY = {"debug", "pass_through_build_failures", "dynamic_shape_max"}
 _LOCK = threading.Lock()  # graphs rebuild on their callers' threads

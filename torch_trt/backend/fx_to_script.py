@@ -5,18 +5,17 @@ buffers and reads sizes from its inputs, traces it with torch.jit.trace on copie
 (aten-level TorchScript; dynamo's graph only calls torch functions on tensors and SymInts, so the
 trace records the sizes it uses), refuses graphs that an engine would run wrongly (training-mode
 ops, writes into inputs or weights), and freezes it so the buffers become graph constants.
-`canonical_text(graph)` is the graph without names, shapes and source locations, for comparisons.
 """
 
 import concurrent.futures
 import copy
 import hashlib
-import re
 import warnings
 
 import torch
 
 from .graph_signature import BAKED, INPUT, SIZE, UnsupportedGraph
+from .graph_text import tensor_constants
 from .torchscript import quiet_torchscript
 
 _TRAINING_ARGS = {"aten::dropout": 2, "aten::feature_dropout": 2, "aten::alpha_dropout": 2,
@@ -144,22 +143,6 @@ def _check_inference_only(graph):
     for node in graph.nodes():
         if node.kind() in _TRAINING_ARGS and node.inputsAt(_TRAINING_ARGS[node.kind()]).toIValue() is not False:
             raise UnsupportedGraph(f"{node.kind()} runs in training mode; call model.eval() before compiling")
-
-
-def canonical_text(graph):
-    """The graph's text without value names, shapes, class-name mangling or source locations, plus constant shapes."""
-    graph = graph.copy()
-    torch._C._jit_pass_erase_shape_information(graph)
-    graph = torch._C._jit_pass_canonicalize(graph, False)
-    text = re.sub(r"___torch_mangle_\d+\.", "", graph.str(False))
-    shapes = [(tuple(t.shape), t.dtype) for t in tensor_constants(graph)]
-    return f"{text}\nconstants: {shapes}"
-
-
-def tensor_constants(graph):
-    """The tensor values of the graph's constants, in node order."""
-    return [n.t("value") for n in graph.findAllNodes("prim::Constant")
-            if n.output().type().kind() == "TensorType" and n.hasAttribute("value")]
 
 
 def constants_digest(graph, known=()):

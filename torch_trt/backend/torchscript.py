@@ -52,8 +52,10 @@ def prepare(module, inputs, options):
     tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
     device = settings.resolved_device(next((t.device for t in tensors + list(module.parameters())), None))
     examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
+    other_sizes = [[i.example(which, device) if isinstance(i, Input) else e for i, e in zip(inputs, examples)]
+                   for which in ("min", "max") if any(spec.is_dynamic for spec in specs)]
     with quiet_torchscript(), eval_mode(module):
-        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow))
+        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes))
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
 
@@ -85,8 +87,9 @@ def _as_tensor(value):
     return value
 
 
-def to_script_module(module, examples, allow_traced_control_flow):
-    """A ScriptModule for `module` (in eval mode): itself, else scripted, else traced with the example inputs."""
+def to_script_module(module, examples, allow_traced_control_flow, other_sizes=()):
+    """A ScriptModule for `module` (in eval mode): itself, else scripted, else traced with the example inputs (and
+    checked to trace the same at `other_sizes`, example lists at the dynamic Inputs' min and max shapes)."""
     if isinstance(module, torch.jit.ScriptModule):
         return module
     try:
@@ -95,4 +98,4 @@ def to_script_module(module, examples, allow_traced_control_flow):
         why = (str(script_error).strip().splitlines() or [type(script_error).__name__])[0]
     logger.warning("torch.jit.script failed on %s (%s); tracing it with the example inputs instead, so its Python "
                    "control flow follows the path these inputs take", type(module).__name__, why)
-    return trace_module(module, examples, why, allow_traced_control_flow)
+    return trace_module(module, examples, why, allow_traced_control_flow, other_sizes)

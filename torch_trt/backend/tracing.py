@@ -4,6 +4,10 @@ A trace records the ops one run executes: a Python `if` on a tensor's value keep
 example inputs took, and PyTorch says so only through a TracerWarning. Such a trace is refused (a
 LoweringError naming the source line) unless allow_traced_control_flow=True; PyTorch's other
 TracerWarnings (values read into Python, loops over a tensor) are logged at WARNING.
+
+A trace also fixes what Python computes from input sizes (a loop over `range(x.size(1))`, `math.sqrt(x.size(1))`,
+`float(x.size(1))`) to the examples' sizes, mostly without a warning. For dynamic Inputs the module is traced again
+at their min and max shapes, and a trace that differs is refused.
 """
 
 import linecache
@@ -13,14 +17,16 @@ import warnings
 import torch
 
 from ..errors import LoweringError
+from .graph_text import canonical_text
 
 logger = logging.getLogger(__name__)
 
 CONTROL_FLOW_WARNING = "Converting a tensor to a Python boolean"  # PyTorch's TracerWarning for `if tensor:`
 
 
-def trace_module(module, examples, why_traced, allow_traced_control_flow):
-    """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal."""
+def trace_module(module, examples, why_traced, allow_traced_control_flow, other_sizes=()):
+    """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal.
+    `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)  # even where the user silenced them
         torch.jit.TracerWarning.ignore_lib_warnings()  # PyTorch's own modules stay silent, as by default
@@ -38,7 +44,27 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow):
         raise LoweringError(_control_flow_refusal(type(module).__name__, control_flow, why_traced))
     for w in tracer_warnings:
         logger.warning("tracing %s: %s (at %s)", type(module).__name__, str(w.message).split(". ")[0], _where(w))
+    for sized in other_sizes:
+        _check_same_trace(module, traced, sized, why_traced)
     return traced
+
+
+def _check_same_trace(module, traced, examples, why_traced):
+    """Refuse the trace unless tracing at these examples' sizes records the same graph."""
+    name, shapes = type(module).__name__, [tuple(t.shape) for t in examples]
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            other = torch.jit.trace(module, tuple(examples), check_trace=False)
+    except Exception as error:
+        raise LoweringError(f"torch.jit.script failed on {name} ({why_traced}), and tracing it at input shapes "
+                            f"{shapes}, in the range of its dynamic Inputs, failed: {error}") from error
+    if canonical_text(other.inlined_graph) != canonical_text(traced.inlined_graph):
+        raise LoweringError(
+            f"torch.jit.script failed on {name} ({why_traced}), and tracing it instead fixed what its Python code "
+            f"computes from input sizes to the example's sizes: traced at input shapes {shapes} it records another "
+            "graph, so a dynamic Input would get silently wrong results at other sizes. Make the module scriptable "
+            "(or pass a torch.jit.script'ed module), or compile it for static shapes.")
 
 
 def _control_flow_refusal(name, control_flow, why_traced):
