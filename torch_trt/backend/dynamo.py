@@ -38,8 +38,8 @@ from . import engine_cache
 from .decompositions import decompose
 from .dynamic_shapes import alternate_args, input_specs, resized_args, sizes_of
 from .fx_to_script import tensor_version, trace_frozen, traceable_copy
-from .graph_text import canonical_text, tensor_constants
 from .graph_signature import UnsupportedGraph, signature_of
+from .graph_text import canonical_text, tensor_constants
 from .pipeline import compile_frozen
 
 logger = logging.getLogger(__name__)
