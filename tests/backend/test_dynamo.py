@@ -577,3 +577,12 @@ def test_past_max_shapes_new_shapes_run_in_pytorch_and_built_ones_keep_their_eng
     assert graphs[-1].builds is dynamo.Builds.STOPPED and len(graphs[-1].current.variants) == 2
     assert caplog.text.count("could not rebuild a graph for new inputs") == 1
     assert "the graph already has engines for 2 input shapes" in caplog.text
+
+
+def test_a_graph_with_an_input_dtype_engines_do_not_take_runs_in_pytorch(builds, caplog):
+    """An int16 input raised a BackendCompilerFailed (Input's ValueError) instead of falling back."""
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        compiled = torch.compile(lambda x: x * 2 + 1, backend="tensorrt", options=REFERENCE)
+        x = torch.arange(6, dtype=torch.int16)
+        torch.testing.assert_close(compiled(x), x * 2 + 1)
+    assert builds == [] and "inputs of dtype torch.int16" in caplog.text

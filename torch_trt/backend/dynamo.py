@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import torch
 
+from .._input import SUPPORTED_DTYPES
 from .._settings import CompileSettings
 from ..errors import TorchTRTError
 from ..runtime import engine_manager
@@ -174,6 +175,9 @@ class CompiledGraph:
         device = self.settings.resolved_device(tensors[0].device)
         if any(t.device.type != device.type for t in tensors):
             raise UnsupportedGraph(f"inputs on {sorted({str(t.device) for t in tensors})} but engines run on {device}")
+        unsupported = sorted({str(t.dtype) for t in tensors if t.dtype not in SUPPORTED_DTYPES})
+        if unsupported:
+            raise UnsupportedGraph(f"inputs of dtype {', '.join(unsupported)}, which engines do not take")
         if self.builds is Builds.ONE_ENGINE:
             try:
                 return self._keep(self._compile_one_engine(args, tensors, device), args)
