@@ -20,6 +20,7 @@ class Code(enum.Enum):
     SHAPE = "unsupported shape"
     DATA_DEPENDENT = "data-dependent value"
     NON_TENSOR = "non-tensor boundary"
+    LAYOUT = "strides read"
     SMALL_BLOCK = "too small a block"
     CONVERTER_REFUSED = "refused at conversion"
     BUILD_REFUSED = "refused at engine build"

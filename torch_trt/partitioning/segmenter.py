@@ -28,7 +28,8 @@ from ..conversion.evaluators.aten import RUNTIME_INT_OPS
 from ..lowering.mutation import writes_in_place, written_inputs
 from .boundary import overflow_demotions
 from .segment import Segment, SegmentKind, top_level_node, used_values
-from .support import Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, unsupported_reason
+from .support import (Code, Reason, boundary_problem, engine_reason, is_converted, is_tensor, layout_reasons,
+                      unsupported_reason)
 
 ENGINE, TORCH = SegmentKind.ENGINE, SegmentKind.TORCH
 _SIDE_EFFECTS = {"prim::Print", "prim::RaiseException", "aten::warn", "prim::SetAttr", "prim::TimePoint"}
@@ -66,7 +67,8 @@ def segment_graph(graph, settings, infos, refused):
     """
     nodes = [n for n in graph.nodes() if n.kind() != "prim::Constant"]
     facts = _Facts(infos, graph.alias_db())
-    base = {n: refused.get(n) or engine_reason(n, settings, facts) for n in nodes}
+    layouts = layout_reasons(nodes, infos)
+    base = {n: refused.get(n) or layouts.get(n) or engine_reason(n, settings, facts) for n in nodes}
     glue = [n for n in nodes if not any(map(is_tensor, n.outputs())) and not is_converted(n)
             and unsupported_reason(n, settings) is None and n not in refused]
     rebuilt, glue_set = _rebuilt(glue, base, infos), set(glue)

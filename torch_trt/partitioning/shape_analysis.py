@@ -28,7 +28,7 @@ import torch
 from .._input import Input
 from ..errors import TorchTRTError
 from ..targets.dtypes import scalar_type
-from .support import is_tensor
+from .support import is_tensor, reads_layout
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,8 @@ class TensorInfo:
     dtype: torch.dtype
     problem: str = ""  # why no engine profile can describe it, or ""
     shape_fixed_by_inputs: bool = True  # False when its rank or dims follow the data, not the input shapes
+    contiguous: bool = True  # contiguous from its storage's start in every run, as an engine's copy is (probed only
+    # where a node reads strides: support.LAYOUT_READERS)
 
     def spec(self, dtype=None):
         """The Input an engine taking this tensor is built for (in `dtype` when narrowed)."""
@@ -78,7 +80,7 @@ class ValueInfo:
 
 def analyze(graph, input_specs, device, examples=None):
     """{Value: TensorInfo or ValueInfo} for the graph inputs and the tensor and plain values of top-level nodes."""
-    copy, values, kinds = _probe_graph(graph, input_specs)
+    copy, values, kinds = _probe_graph(graph, input_specs, layouts=reads_layout(graph))
     dynamic = any(spec.is_dynamic for spec in input_specs)
     # Unoptimized execution: the profiling executor would spend its first runs, all there are, recording and fusing.
     with torch.no_grad(), torch.jit.optimized_execution(False):
@@ -168,10 +170,15 @@ def _run(function, kinds, input_specs, which, given, device, required):
 
 
 def _outputs(function, kinds, inputs):
-    """(input shapes, [(shape, dtype) or plain value] per value) of one run of the probe function on `inputs`."""
+    """(input shapes, [(shape, dtype, contiguous) or plain value] per value) of one run of the probe function on
+    `inputs`."""
     outputs, values = iter(function(*inputs)), []
-    for tensor in kinds:
-        values.append((tuple(next(outputs)), scalar_type(next(outputs))) if tensor else next(outputs))
+    for kind in kinds:
+        if kind is _TENSOR_WITH_LAYOUT:
+            shape, dtype, contiguous, offset = (next(outputs) for _ in range(4))
+            values.append((tuple(shape), scalar_type(dtype), contiguous and offset == 0))
+        else:
+            values.append((tuple(next(outputs)), scalar_type(next(outputs)), True) if kind else next(outputs))
     return [tuple(t.shape) for t in inputs], values
 
 
@@ -192,9 +199,10 @@ def _non_tensor_input(value):
     return f"graph input %{value.debugName()} is not a tensor; compiled modules take tensors only"
 
 
-def _probe_graph(graph, input_specs):
+def _probe_graph(graph, input_specs, layouts):
     """A copy of `graph` taking only the tensor inputs and returning every top-level plain value and the shape and
-    dtype of every top-level tensor; with the original values and, per value, whether it is a tensor."""
+    dtype of every top-level tensor (and, with `layouts`, whether it is contiguous from its storage's start); with
+    the original values and, per value, whether it is a tensor (_TENSOR_WITH_LAYOUT where its layout is probed)."""
     copy = graph.copy()
     values = list(graph.inputs())
     copied = list(copy.inputs())
@@ -214,21 +222,29 @@ def _probe_graph(graph, input_specs):
     for index in reversed(range(len(list(copy.outputs())))):
         copy.eraseOutput(index)
     for value in probed:
-        for output in _metadata(copy, value) if is_tensor(value) else [value]:
+        for output in _metadata(copy, value, layouts) if is_tensor(value) else [value]:
             copy.registerOutput(output)
     copy.makeMultiOutputIntoTuple()
-    return copy, values, [is_tensor(v) for v in probed]
+    return copy, values, [(_TENSOR_WITH_LAYOUT if layouts else True) if is_tensor(v) else False for v in probed]
 
 
-def _metadata(graph, tensor):
-    """`aten::size` and `prim::dtype` of `tensor`, inserted right after it is produced."""
-    size = graph.create("aten::size", [tensor])
-    size.output().setType(torch._C.ListType.ofInts())
-    dtype = graph.create("prim::dtype", [tensor])
-    dtype.output().setType(torch._C.IntType.get())
-    size.insertAfter(tensor.node())  # for a graph input, after the prim::Param node that starts the graph
-    dtype.insertAfter(size)
-    return [size.output(), dtype.output()]
+_TENSOR_WITH_LAYOUT = "tensor with layout"
+
+
+def _metadata(graph, tensor, layouts):
+    """`aten::size` and `prim::dtype` of `tensor` (and `aten::is_contiguous` and `aten::storage_offset` with
+    `layouts`), inserted right after it is produced."""
+    queries = [("aten::size", torch._C.ListType.ofInts()), ("prim::dtype", torch._C.IntType.get())]
+    if layouts:
+        queries += [("aten::is_contiguous", torch._C.BoolType.get()), ("aten::storage_offset", torch._C.IntType.get())]
+    after, outputs = tensor.node(), []  # for a graph input, after the prim::Param node that starts the graph
+    for kind, type_ in queries:
+        node = graph.create(kind, [tensor])
+        node.output().setType(type_)
+        node.insertAfter(after)
+        after = node
+        outputs.append(node.output())
+    return outputs
 
 
 def _is_recorded(value):
@@ -263,4 +279,4 @@ def _info(value, index, runs):
     fixed = not problem
     if fixed and 0 in low:
         problem = f"is empty in an example run (shape {low}); an engine profile needs dims >= 1"
-    return TensorInfo(low, shapes[0], high, dtype, problem, fixed)
+    return TensorInfo(low, shapes[0], high, dtype, problem, fixed, all(outputs[index][2] for _, outputs in runs))

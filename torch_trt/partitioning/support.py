@@ -3,7 +3,8 @@
 `unsupported_reason(node, settings)` asks the converter and evaluator registries and the user's
 `torch_executed_ops`, and keeps reads of tensor data out of compile-time values. `engine_reason(node, settings, facts)` combines it with what the graph and
 shape analysis know: control flow, in-place mutation, tensor dtypes (and int8/uint8 arithmetic, boundary.py) and
-data-dependent shapes.
+data-dependent shapes. `layout_reasons(nodes, infos)` keeps in PyTorch the nodes making a tensor whose strides a
+node reads, where eager's are not an engine output's.
 Each answer is None (the node may run in an engine) or a Reason with a code for the report.
 """
 
@@ -29,6 +30,35 @@ DATA_READERS = {"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit"
                 "aten::is_nonzero"}
 _SCALAR_SOURCES = {"prim::Constant", "prim::NumToTensor"}  # tensors whose data is a constant or a plain value (a
 # traced `x.size(0)` is NumToTensor(size) read back by aten::Int): reading them reads no tensor data
+
+
+# Ops whose result depends on a tensor's strides or storage offset, not only its values: an engine's output is a
+# contiguous copy, where eager's tensor may be a transposed or offset view.
+LAYOUT_READERS = frozenset({"aten::as_strided", "aten::stride", "aten::is_contiguous", "aten::storage_offset"})
+
+
+def reads_layout(graph):
+    """Whether a node of the graph's top block reads a tensor's strides (LAYOUT_READERS)."""
+    return any(node.kind() in LAYOUT_READERS for node in graph.nodes())
+
+
+def layout_reasons(nodes, infos):
+    """{node: Reason} for the nodes that must run in PyTorch so that a node reading strides sees eager's: the
+    producers of each tensor it reads that is not contiguous from its storage's start in eager (shape analysis's
+    TensorInfo.contiguous), and theirs in turn, since a view's strides follow its input's."""
+    pending = [(value, reader) for reader in nodes if reader.kind() in LAYOUT_READERS
+               for value in reader.inputs() if is_tensor(value)]
+    reasons = {}
+    while pending:
+        value, reader = pending.pop()
+        producer, info = value.node(), infos.get(value)
+        if producer in reasons or producer.kind() in ("prim::Param", "prim::Constant") or info is None \
+                or info.contiguous:
+            continue
+        reasons[producer] = Reason(Code.LAYOUT, f"{reader.kind()} reads the strides of %{value.debugName()}, which "
+                                                "is not contiguous in eager; an engine's output is a contiguous copy")
+        pending += [(v, reader) for v in producer.inputs() if is_tensor(v)]
+    return reasons
 
 
 def unsupported_reason(node, settings):
