@@ -168,3 +168,11 @@ def test_a_trace_that_holds_at_every_size_compiles_for_dynamic_inputs():
     for shape in ((1, 2), (3, 7), (8, 16)):
         x = torch.randn(shape)
         torch.testing.assert_close(compiled(x), ReshapesByASize()(x))
+
+
+def test_a_forward_taking_a_non_tensor_gets_an_error_naming_the_argument():
+    """A scripted ConvTranspose2d's forward takes output_size: the error read 'graph input %output_size.1 is not a
+    tensor'."""
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"forward's argument output_size is a Optional\[List"):
+        torch_trt.compile(torch.jit.script(nn.ConvTranspose2d(3, 4, 3)), [torch.randn(1, 3, 5, 5)],
+                          target="reference", min_block_size=1)

@@ -76,3 +76,20 @@ def test_a_tensor_read_before_its_last_write_is_not_folded_to_its_final_value():
     compiled = torch_trt.compile(torch.jit.script(module), inputs=[x], target="reference", min_block_size=1)
     for got, expected in zip(compiled(x), module(x)):
         torch.testing.assert_close(got, expected)
+
+
+class _PlusThreeInAColumn(torch.nn.Module):
+    def forward(self, x):
+        offsets = torch.zeros(4, 2)
+        offsets[:, 0] += 3  # through dynamo's trace, the 3 is a 0-dim tensor constant
+        return x + offsets
+
+
+def test_a_region_reading_a_number_held_in_a_0_dim_constant_folds(fresh_dynamo):
+    """The region's constants are copied in; a 0-dim tensor constant came out as the Python number it holds, which
+    the copy could not take (BackendCompilerFailed: 'int' object is not iterable; HF BEiT's relative positions)."""
+    module = _PlusThreeInAColumn().eval()
+    compiled = torch.compile(module, backend="tensorrt",
+                             options={"target": "reference", "min_block_size": 1, "pass_through_build_failures": True})
+    x = torch.randn(4, 2)
+    torch.testing.assert_close(compiled(x), module(x))

@@ -196,7 +196,9 @@ def _non_tensor_input(value):
         names = sorted({f"self.{use.user.s('name')}" for use in value.uses() if use.user.kind() == "prim::GetAttr"})
         return (f"the module writes its own attributes in forward ({', '.join(names)}), which freezing keeps as module "
                 "state that engines cannot read or write: return the new values from forward instead")
-    return f"graph input %{value.debugName()} is not a tensor; compiled modules take tensors only"
+    name = value.debugName().split(".")[0]
+    return (f"forward's argument {name} is a {value.type()}, not a tensor, and compiled modules take tensors only: "
+            f"compile a module whose forward takes only tensors and passes {name} itself")
 
 
 def _probe_graph(graph, input_specs, layouts):

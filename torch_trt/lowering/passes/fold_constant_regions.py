@@ -109,7 +109,7 @@ def _evaluate(region, escaping):
                 if _mutable(value.type()):
                     mapping[value] = graph.addInput()
                     mapping[value].setType(value.type())
-                    copied.append(value.toIValue())
+                    copied.append(_constant(value))
                 else:
                     mapping[value] = graph.insertNode(graph.createClone(value.node(), lambda v: v)).output()
         clone = graph.insertNode(graph.createClone(node, lambda v: mapping[v]))
@@ -132,6 +132,13 @@ def _is_constant_type(type_):
 
 def _mutable(type_):
     return type_.kind() in ("TensorType", "ListType")
+
+
+def _constant(value):
+    """A prim::Constant's value; a tensor one as the tensor (toIValue gives a 0-dim one holding a Python number, the
+    `3` of `t += 3`, as that number)."""
+    node = value.node()
+    return node.t("value") if value.type().kind() == "TensorType" and node.hasAttribute("value") else value.toIValue()
 
 
 def _copy(value):
