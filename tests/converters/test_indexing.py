@@ -183,6 +183,12 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
      [((1, 1, 1), (2, 3, 1), (6, 5, 1), (4, 2, 1)), ((1, 1), (2, 4), (6, 9), (4, 7))], i32),
     ("expand_as_dynamic", lambda x, y: x.expand_as(y), {"aten::expand_as"},
      [((1, 3), (1, 3), (1, 3), (1, 3)), ((1, 3), (2, 3), (6, 3), (5, 3))], f16),
+    # Indexing a dynamic dim: a negative index counts from its size at run time.
+    ("index_dynamic_dim_negative", lambda x: x[torch.tensor([0, -1])] * 2, {"aten::index"},
+     [((1, 3), (4, 3), (8, 3), (6, 3))], f32),
+    # Index tensors of dynamic shapes broadcast together at run time (transformers' padding-mask lookup).
+    ("index_dynamic_index_shapes", lambda x: x[torch.arange(x.size(0))[:, None], torch.arange(x.size(1))[None, :] % 2],
+     {"aten::index"}, [((1, 2), (3, 4), (6, 8), (5, 7))], f32),
     # A dynamic dim that may be the 1 that grows: its stride is read from its size at run time.
     ("expand_as_dynamic_one", lambda x, y: x.expand_as(y) + y, {"aten::expand_as"},
      [((1, 3), (6, 3), (6, 3), (1, 3)), ((6, 3), (6, 3), (6, 3), (6, 3))], f32),

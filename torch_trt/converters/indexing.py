@@ -10,13 +10,14 @@ network, which is what PyTorch allows there.
 """
 
 import collections
+import functools
 
 import torch
 
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import (cast, choose, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_torch_sizes,
-                       unsqueeze_to_rank)
+                       unsqueeze, unsqueeze_to_rank)
 from .slicing import entry, static_size
 
 
@@ -114,21 +115,40 @@ def _wrapped(ctx, index, size):
     return ctx.net.add_select(negative, elementwise(ctx, index, size, ops.SUM), index).get_output(0)
 
 
-def _index_tensor(ctx, arg, size):
-    """One index of aten::index as an integer ITensor with entries in [0, size)."""
+def _index_tensor(ctx, arg, x, dim):
+    """One index of aten::index into `dim` of x as an integer ITensor with entries in [0, size), the size read at run
+    time for a dynamic dim."""
+    dtype = dtype_of(ctx, arg) if isinstance(arg, ctx.trt.ITensor) else arg.dtype
+    if dtype not in (torch.int32, torch.int64):
+        raise NotImplementedError(f"indexing with a {dtype} tensor (a mask gives a data-dependent shape)")
+    size = shape_tensors.dim_size(ctx, x, dim)
     if isinstance(arg, ctx.trt.ITensor):
-        if dtype_of(ctx, arg) not in (torch.int32, torch.int64):
-            raise NotImplementedError(f"indexing with a {dtype_of(ctx, arg)} tensor (a mask gives a data-dependent "
-                                      "shape)")
         return _wrapped(ctx, arg, size)
-    if arg.dtype not in (torch.int32, torch.int64):
-        raise NotImplementedError(f"indexing with a {arg.dtype} tensor (a mask gives a data-dependent shape)")
-    return ctx.constant(torch.where(arg < 0, arg + size, arg))
+    if not shape_tensors.is_runtime(ctx, size):
+        return ctx.constant(torch.where(arg < 0, arg + size, arg))
+    return _wrapped(ctx, ctx.constant(arg), size) if (arg < 0).any() else ctx.constant(arg)
 
 
 def _with_coordinate_axis(ctx, tensor):
     """`tensor` with a unit dim appended (the coordinate axis of a GatherND index)."""
-    return reshape_torch_sizes(ctx, tensor, list(tensor.shape) + [1], copied=rank(tensor))
+    return unsqueeze(ctx, tensor, rank(tensor))
+
+
+def _broadcast_shape(ctx, tensors):
+    """The shape the tensors broadcast to: per dim, the static size other than 1, else the runtime size of the
+    dynamic dims there (their maximum, since any other is 1), else 1."""
+    target = max(map(rank, tensors))
+    tensors = [unsqueeze_to_rank(ctx, t, target) for t in tensors]
+    shape = []
+    for dim in range(target):
+        sizes = [t.shape[dim] for t in tensors]
+        static = {size for size in sizes if size not in (1, -1)}
+        if len(static) > 1:
+            raise ValueError(f"index tensors of shapes {[tuple(t.shape) for t in tensors]} do not broadcast")
+        dynamic = [shape_tensors.dim_size(ctx, t, dim) for t in tensors if t.shape[dim] == -1]
+        shape.append(static.pop() if static else functools.reduce(
+            lambda a, b: shape_tensors.arithmetic(ctx, "MAX", a, b), dynamic) if dynamic else 1)
+    return shape
 
 
 @converter("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
@@ -138,13 +158,10 @@ def index(ctx, node, args):
     dims = [d for d, i in enumerate(given) if i is not None]
     if not dims:
         return ctx.set_output(node, ctx.net.add_identity(x))
-    indices = [_index_tensor(ctx, given[d], static_size(x, d)) for d in dims]
+    indices = [_index_tensor(ctx, given[d], x, d) for d in dims]
     if len(dims) == 1:
         return ctx.set_output(node, ctx.net.add_gather(x, indices[0], dims[0]))
-    shapes = [tuple(i.shape) for i in indices]
-    if any(-1 in shape for shape in shapes):
-        raise NotImplementedError(f"several index tensors of dynamic shapes {shapes}")
-    shape = list(torch.broadcast_shapes(*shapes))  # PyTorch broadcasts the index tensors together
+    shape = _broadcast_shape(ctx, indices)  # PyTorch broadcasts the index tensors together
     dtype = promote_types(ctx, *indices)
     stacked = ctx.net.add_concatenation([_with_coordinate_axis(ctx, _expand(ctx, cast(ctx, i, dtype), shape))
                                          for i in indices])
