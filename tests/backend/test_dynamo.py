@@ -586,3 +586,19 @@ def test_a_graph_with_an_input_dtype_engines_do_not_take_runs_in_pytorch(builds,
         x = torch.arange(6, dtype=torch.int16)
         torch.testing.assert_close(compiled(x), x * 2 + 1)
     assert builds == [] and "inputs of dtype torch.int16" in caplog.text
+
+
+def _rows_of_first(x, y):
+    return x[torch.arange(y.shape[0])] * 2 + y
+
+
+def test_dims_of_one_size_change_together_in_the_size_checks(builds):
+    """Made dynamic one after the other (automatic dynamic), x's and y's batches are two symbols to dynamo, but the
+    graph indexes x by y's: traced with y's resized alone, it failed, and every later shape got an engine of its own
+    (5 builds for 5 shapes)."""
+    compiled = torch.compile(_rows_of_first, backend="tensorrt", options=REFERENCE)
+    for shape in ((2, 8), (2, 12), (3, 16), (4, 16), (5, 9)):
+        x, y = torch.randn(shape), torch.randn(shape)
+        torch.testing.assert_close(compiled(x, y), _rows_of_first(x, y))
+    assert len(builds) == 3
+    assert [(spec.min_shape, spec.max_shape) for spec in builds[-1][0]] == [((1, 1), (64, 64))] * 2

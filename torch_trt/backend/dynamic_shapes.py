@@ -68,19 +68,31 @@ def sizes_of(signature, args):
     return {symbol: args[signature.input_positions[k]].shape[d] for symbol, (k, d) in signature.symbols.items()}
 
 
-def alternate_args(signature, args, specs, symbol):
-    """The arguments with the dims of `symbol` at another size in range that passes dynamo's guards, or None.
+def alternate_args(signature, args, specs, symbols):
+    """The arguments with the dims of `symbols` (of one size in `args`) at another size in range that passes dynamo's
+    guards, or None.
 
     Values of the resized tensors repeat along the grown dims, so indices and masks stay valid.
     """
-    k, d = signature.symbols[symbol]
-    size, low, high = args[signature.input_positions[k]].shape[d], max(specs[k].min_shape[d], 2), specs[k].max_shape[d]
+    places = [signature.symbols[symbol] for symbol in symbols]
+    k, d = places[0]
+    size = args[signature.input_positions[k]].shape[d]
+    low, high = max(max(specs[k].min_shape[d] for k, d in places), 2), min(specs[k].max_shape[d] for k, d in places)
     for change in _CHANGES:
         if low <= change(size) <= high:
-            other = resized_args(signature, args, {**sizes_of(signature, args), symbol: change(size)})
+            other = resized_args(signature, args, {**sizes_of(signature, args), **dict.fromkeys(symbols, change(size))})
             if other is not None and _guards_pass(signature, other):
                 return other
     return None
+
+
+def equal_size_groups(signature, args):
+    """The symbols grouped by their size in `args`: dims that dynamo gave two symbols may still have to be equal for
+    the graph to run (a batch of ids and a batch of masks), which sizes equal here suggest; so they change together."""
+    groups = {}
+    for symbol, size in sizes_of(signature, args).items():
+        groups.setdefault(size, []).append(symbol)
+    return list(groups.values())
 
 
 _CHANGES = (lambda n: n + 1, lambda n: n + 2, lambda n: n - 1, lambda n: 2 * n, lambda n: n + 4, lambda n: n + 8)
