@@ -120,10 +120,6 @@ ROWS = [
     # indexing and data movement
     Row("index_with_constant_mask", "aten::index.Tensor", "a mask gives a data-dependent shape", "ETE",
         lambda x: (x * 2)[torch.tensor([True, False, True])] * 2, [_randn(3)]),
-    Row("index_two_dynamic_indices", "aten::index.Tensor", "several index tensors of dynamic shapes", "ETE",
-        lambda x, i, j: (x * 2)[i, j] * 2, [_randn(4, 5), torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3])],
-        [_dynamic((4, 5), (4, 5), (4, 5)), _dynamic((1,), (2,), (4,), torch.int64),
-         _dynamic((1,), (2,), (4,), torch.int64)]),
     Row("pixel_shuffle_dynamic_channels", "aten::pixel_shuffle", "channels, height and width must be static", "ETE",
         lambda x: F.pixel_shuffle(x * 2, 2) + 1, [_randn(1, 8, 3, 3)], [_dynamic((1, 4, 3, 3), (1, 4, 3, 3),
                                                                                  (1, 12, 3, 3))]),
@@ -198,6 +194,7 @@ UNREACHABLE = {
     "must be non-negative and add up to dim": EAGER,
     "chunk needs a positive number of chunks": EAGER,
     "gather index of rank": EAGER,
+    "do not broadcast": EAGER,
     "cannot expand a tensor of rank": EAGER,
     "only size-1 dims grow": EAGER,
     "repeat needs at least one count per dim": EAGER,
