@@ -75,17 +75,27 @@ def convert_graph(ctx, graph, input_specs):
     ctx.node = None
     marked = []
     for index, value in enumerate(graph.outputs()):
-        tensor = ctx.value_tensor_map.get(value)
-        if tensor is None:
-            evaluated = ctx.evaluated_value_map.get(value)
-            if not isinstance(evaluated, torch.Tensor):
-                raise TorchTRTError(f"graph output %{value.debugName()} is {evaluated!r}, not a tensor; only tensors "
-                                    "can leave an engine")
-            tensor = ctx.constant(evaluated)
-        if tensor.dtype == ctx.trt.DataType.INT8:  # INT8 IO needs Q/DQ: it leaves as INT32, cast back after the call
-            tensor = ctx.net.add_cast(tensor, ctx.trt.DataType.INT32).get_output(0)
-        if tensor.is_network_input or any(tensor is other for other in marked):
-            tensor = ctx.net.add_identity(tensor).get_output(0)  # an IO tensor cannot be both, or marked twice
-        tensor.name = f"output_{index}"
-        ctx.net.mark_output(tensor)
-        marked.append(tensor)
+        try:
+            marked.append(_mark_output(ctx, value, index, marked))
+        except TorchTRTError:
+            raise
+        except Exception as error:  # a rule of the network the value's converter broke, checked when it is read
+            raise ConversionError(value.node(), f"{type(error).__name__}: {error}") from error
+
+
+def _mark_output(ctx, value, index, marked):
+    """Mark the tensor of graph output `value` as network output `output_<index>`; return the tensor marked."""
+    tensor = ctx.value_tensor_map.get(value)
+    if tensor is None:
+        evaluated = ctx.evaluated_value_map.get(value)
+        if not isinstance(evaluated, torch.Tensor):
+            raise TorchTRTError(f"graph output %{value.debugName()} is {evaluated!r}, not a tensor; only tensors "
+                                "can leave an engine")
+        tensor = ctx.constant(evaluated)
+    if tensor.dtype == ctx.trt.DataType.INT8:  # INT8 IO needs Q/DQ: it leaves as INT32, cast back after the call
+        tensor = ctx.net.add_cast(tensor, ctx.trt.DataType.INT32).get_output(0)
+    if tensor.is_network_input or any(tensor is other for other in marked):
+        tensor = ctx.net.add_identity(tensor).get_output(0)  # an IO tensor cannot be both, or marked twice
+    tensor.name = f"output_{index}"
+    ctx.net.mark_output(tensor)
+    return tensor
