@@ -602,3 +602,21 @@ def test_dims_of_one_size_change_together_in_the_size_checks(builds):
         torch.testing.assert_close(compiled(x, y), _rows_of_first(x, y))
     assert len(builds) == 3
     assert [(spec.min_shape, spec.max_shape) for spec in builds[-1][0]] == [((1, 1), (64, 64))] * 2
+
+
+def _rows_of_first_past_three(x, y):
+    rows = x[torch.arange(y.shape[0])] * 2 + y
+    if y.shape[0] >= 3:  # a guard on y's batch alone: dynamo bounds it below by 3, x's by 1
+        rows = rows + 1
+    return rows
+
+
+def test_dims_of_one_size_share_one_range(builds):
+    """The engine's min shapes took x's batch at 1 and y's at 3, which shape analysis could not run (x indexed by
+    y's rows), and every later shape got an engine of its own (6 builds for 5 shapes)."""
+    compiled = torch.compile(_rows_of_first_past_three, backend="tensorrt", options=REFERENCE)
+    for shape in ((3, 8), (3, 12), (4, 16), (5, 16), (6, 9)):
+        x, y = torch.randn(shape), torch.randn(shape)
+        torch.testing.assert_close(compiled(x, y), _rows_of_first_past_three(x, y))
+    assert len(builds) == 3
+    assert [spec.min_shape[0] for spec in builds[-1][0]] == [3, 3]

@@ -22,18 +22,29 @@ DEFAULT_MAX_FLOOR = 64
 def input_specs(signature, tensors, settings, static=False, previous=None, min_one=None):
     """One Input per user tensor; `static` pins every dim, `previous` specs are widened to include this call.
 
-    `min_one`: the symbols whose dims may go down to 1 (None: all of them).
+    `min_one`: the symbols whose dims may go down to 1 (None: all of them). Dims of symbols of one size in this
+    call get one range, the narrowest of theirs (equal_size_groups: the graph may need them equal).
     """
+    ranges = {}
+    for k, tensor in enumerate(tensors):
+        for d, size in enumerate(tensor.shape):
+            expr = signature.input_dims[k][d]
+            if expr is not None and not static:
+                one = min_one is None or expr.free_symbols <= min_one
+                ranges[k, d] = _range(signature.shape_env, expr, size, settings, one)
+    shared = {}
+    for (k, d), (low, high) in ranges.items():
+        if isinstance(signature.input_dims[k][d], sympy.Symbol):
+            key = tensors[k].shape[d]
+            known = shared.get(key, (low, high))
+            shared[key] = (max(low, known[0]), min(high, known[1]))
     specs = []
     for k, tensor in enumerate(tensors):
         lows, highs = [], []
         for d, size in enumerate(tensor.shape):
-            expr = signature.input_dims[k][d]
-            if expr is None or static:
-                low, high = size, size
-            else:
-                one = min_one is None or expr.free_symbols <= min_one
-                low, high = _range(signature.shape_env, expr, size, settings, one)
+            low, high = ranges.get((k, d), (size, size))
+            if isinstance(signature.input_dims[k][d], sympy.Symbol) and (k, d) in ranges:
+                low, high = shared[size]
             if previous is not None:
                 low, high = min(low, previous[k].min_shape[d]), max(high, previous[k].max_shape[d])
             lows.append(low)

@@ -4,9 +4,9 @@ embedding (gather).
 Slices name only the sliced axis (`ISliceLayer.axes`), so the other dims may be dynamic; bounds follow
 PyTorch (negative positions count from the end, out-of-range ends are clamped). When the sliced dim is
 dynamic or a bound is a runtime int, the bounds are computed in the engine and the slice takes its start
-and size as shape tensors. Bounds computed at run time are clamped to the dim as PyTorch's are; a bound
-known at build time is not (clamping it would make a static length, x[:, :4], dynamic), so its slice must lie
-within the dim: one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result. TensorRT's
+and size as shape tensors; the output's length is then the bounds' difference itself, not clamped to the
+dim (a clamp would hide that the length varies from shape inference), so such a slice must lie within the
+dim: one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result. TensorRT's
 gather takes INT32/INT64 indices in [0, size), which is also all that index_select and embedding accept, so
 their indices pass through unchanged.
 """
@@ -39,11 +39,6 @@ def _slice(ctx, node, x, dim, start, length, step=1):
     return ctx.set_output(node, layer)
 
 
-def _clamped(ctx, position, size):
-    """A runtime position clamped to [0, size]."""
-    return arithmetic(ctx, "MIN", arithmetic(ctx, "MAX", position, 0), size)
-
-
 def _position(arg):
     """A bound argument: None, an int, or a runtime int."""
     return None if arg.is_none() else arg.value
@@ -66,8 +61,6 @@ def slice(ctx, node, args):
     start, end = (wrap_negative(ctx, v, size) for v in (0 if start is None else start, end))
     if not any(is_runtime(ctx, v) for v in (start, end, size)):  # PyTorch clamps out-of-range bounds
         start, end = (min(max(v, 0), size) for v in (start, end))
-    else:  # so do runtime bounds (x[:, -7:] of 6 columns is all 6); a bound known here keeps its length static
-        start, end = (_clamped(ctx, v, size) if is_runtime(ctx, v) else v for v in (start, end))
     span = arithmetic(ctx, "SUM", arithmetic(ctx, "SUB", end, start), step - 1)  # ceil((end - start) / step)
     length = arithmetic(ctx, "MAX", 0, arithmetic(ctx, "FLOOR_DIV", span, step))
     return _slice(ctx, node, x, dim, start, length, step)
