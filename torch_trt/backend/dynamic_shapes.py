@@ -32,19 +32,19 @@ def input_specs(signature, tensors, settings, static=False, previous=None, min_o
             if expr is not None and not static:
                 one = min_one is None or expr.free_symbols <= min_one
                 ranges[k, d] = _range(signature.shape_env, expr, size, settings, one)
-    shared = {}
-    for (k, d), (low, high) in ranges.items():
-        if isinstance(signature.input_dims[k][d], sympy.Symbol):
-            key = tensors[k].shape[d]
-            known = shared.get(key, (low, high))
-            shared[key] = (max(low, known[0]), min(high, known[1]))
+    narrowest = {}  # size -> the narrowest range of the dims of that size that are one symbol each
+    symbol_dims = [(k, d) for k, d in ranges if isinstance(signature.input_dims[k][d], sympy.Symbol)]
+    for k, d in symbol_dims:
+        (low, high), size = ranges[k, d], tensors[k].shape[d]
+        known_low, known_high = narrowest.get(size, (low, high))
+        narrowest[size] = (max(low, known_low), min(high, known_high))
+    for k, d in symbol_dims:  # each range holds this call's size, so their intersection does too
+        ranges[k, d] = narrowest[tensors[k].shape[d]]
     specs = []
     for k, tensor in enumerate(tensors):
         lows, highs = [], []
         for d, size in enumerate(tensor.shape):
             low, high = ranges.get((k, d), (size, size))
-            if isinstance(signature.input_dims[k][d], sympy.Symbol) and (k, d) in ranges:
-                low, high = shared[size]
             if previous is not None:
                 low, high = min(low, previous[k].min_shape[d]), max(high, previous[k].max_shape[d])
             lows.append(low)
