@@ -241,8 +241,8 @@ UNREACHABLE = {
                                            "inputs or outputs of earlier nodes of the segment",
     "no converter or evaluator is registered": "partitioning keeps nodes without one in PyTorch (Code.NO_CONVERTER)",
     "convert_node: {}: {}": "the wrapper that turns every raise above into the ConversionError naming the node",
-    "convert_graph: {}: {}": "the same wrapper for a network error first read when the outputs are marked "
-                             "(tests/conversion/test_output_marking.py)",
+    "convert_graph: {}: {}": "the same wrapper for a network error first read when the outputs are marked, which "
+                             "convert_node reads first (tests/conversion/test_network_refusals.py)",
     "without a tensor or value": "a converter bug, which the converter tests find",
     "only tensors can leave an engine": "partitioning lets only tensors leave an engine (Code.NON_TENSOR)",
     "cannot parse schema": "raised at import by a registration, not by a program",

@@ -45,6 +45,8 @@ def convert_node(ctx, node):
     ctx.node = node
     try:
         result = registration.function(ctx, node, node_args(ctx, node))
+        if is_converter:
+            _read_output_shapes(ctx, node)
     except TorchTRTError:
         raise
     except Exception as error:
@@ -62,6 +64,15 @@ def convert_node(ctx, node):
     if missing:
         raise ConversionError(node, f"the converter left output(s) {missing} without a tensor or value")
     logger.debug("converted %s -> %s", node.kind(), [v.debugName() for v in node.outputs()])
+
+
+def _read_output_shapes(ctx, node):
+    """Read the shapes of the tensors the converter made: the network checks a layer's rules when its shapes are
+    read (TensorRT's setters report at once), so a rule its layers break is this node's, not its next reader's."""
+    for value in node.outputs():
+        tensor = ctx.value_tensor_map.get(value)
+        if tensor is not None:
+            tensor.shape  # noqa: B018  (read for its check)
 
 
 def convert_graph(ctx, graph, input_specs):

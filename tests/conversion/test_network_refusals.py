@@ -1,0 +1,45 @@
+"""A network rule that a node's layers break is that node's refusal: it moves to PyTorch, and only it."""
+
+import torch
+
+import torch_trt
+from torch_trt.errors import Code
+
+DYNAMIC_ROW = torch_trt.Input(min_shape=(2,), opt_shape=(4,), max_shape=(8,))
+
+
+class PairsOfADynamicRow(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(-1, 2)
+
+
+class DoubledPairsOfADynamicRow(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(-1, 2) * 2
+
+
+def _refused_ops(report):
+    assert all(reason.code is Code.CONVERTER_REFUSED for _, reason in report.fallbacks)
+    return [node.split(" ")[0] for node, _ in report.fallbacks]
+
+
+def test_a_broken_rule_is_the_node_whose_layers_break_it():
+    """The reference checks a reshape of a dynamic dim when its output's shape is read (at its probe size, odd, so
+    it refuses (-1, 2)): the next reader, aten::mul, was blamed and moved to PyTorch with it."""
+    module = torch.jit.script(DoubledPairsOfADynamicRow())
+    report = torch_trt.explain(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
+    assert _refused_ops(report) == ["aten::reshape"] and report.engine_count == 1
+    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
+    x = torch.arange(6.0)
+    torch.testing.assert_close(compiled(x), x.reshape(-1, 2) * 2)
+
+
+def test_a_broken_rule_of_an_output_is_its_node_not_an_error_out_of_the_compile():
+    """With nothing reading the reshape's output, the first read was the marking of the engine's outputs, outside
+    any converter, and its NetworkError left the compile."""
+    module = torch.jit.script(PairsOfADynamicRow())
+    report = torch_trt.explain(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
+    assert _refused_ops(report) == ["aten::reshape"] and "volume not divisible" in str(report)
+    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
+    x = torch.arange(6.0)
+    torch.testing.assert_close(compiled(x), x.reshape(-1, 2))
