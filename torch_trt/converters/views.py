@@ -66,8 +66,8 @@ def _row_major(node, settings):
 @converter("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
            supports=_row_major)
 def contiguous(ctx, node, args):
-    """The tensor itself: every tensor of an engine is contiguous."""
-    return ctx.set_output(node, ctx.net.add_identity(args[0].itensor()))
+    """The tensor itself, with no layer (an identity layer is a copy): every tensor of an engine is contiguous."""
+    return ctx.set_output(node, [args[0].itensor()])
 
 
 @converter("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
