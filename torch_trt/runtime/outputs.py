@@ -7,6 +7,7 @@ caller's in-place write to one result would show in the next. `copy_returned_con
 """
 
 from ..lowering.mutation import viewed_input
+from .stitch import op_after
 
 _CONTAINERS = ("prim::TupleConstruct", "prim::ListConstruct", "prim::DictConstruct")
 
@@ -21,10 +22,7 @@ def copy_returned_constants(graph):
         if base.node().kind() != "prim::Constant":
             continue
         if value not in copies:
-            copy = graph.create("torch_trt::copy_constant", [value])
-            copy.output().setType(value.type())
-            copy.insertAfter(value.node())
-            copies[value] = copy.output()
+            copies[value], _ = op_after(graph, "torch_trt::copy_constant", value, (), value.node())
         user.replaceInput(index, copies[value])
 
 

@@ -54,15 +54,15 @@ def _as_tensor(engine_bytes):
 def _checked_cast_after(graph, value, expected, dtype, after):
     """`torch_trt::cast_input(value, expected, dtype)` after `after` (a plain cast would take an input of any dtype,
     where the engine's own check refuses a wrong one); returns its output and the new node."""
-    return _op_after(graph, "torch_trt::cast_input", value, (expected, dtype, value.debugName()), after)
+    return op_after(graph, "torch_trt::cast_input", value, (expected, dtype, value.debugName()), after)
 
 
 def _cast_after(graph, value, dtype, after):
     """`aten::to(value, dtype)` after `after`; returns its output and the new node."""
-    return _op_after(graph, "aten::to", value, (dtype, False, False, None), after)
+    return op_after(graph, "aten::to", value, (dtype, False, False, None), after)
 
 
-def _op_after(graph, kind, value, constants, after):
+def op_after(graph, kind, value, constants, after):
     """`kind(value, *constants)`, a tensor like `value`, inserted after `after`: its output and the new node."""
     with graph.insert_point_guard(after):
         arguments = [graph.insertConstant(c) for c in constants]
