@@ -145,9 +145,11 @@ def _broadcast_shape(ctx, tensors):
         static = {size for size in sizes if size not in (1, -1)}
         if len(static) > 1:
             raise ValueError(f"index tensors of shapes {[tuple(t.shape) for t in tensors]} do not broadcast")
+        if static or -1 not in sizes:
+            shape.append(static.pop() if static else 1)
+            continue
         dynamic = [shape_tensors.dim_size(ctx, t, dim) for t in tensors if t.shape[dim] == -1]
-        shape.append(static.pop() if static else functools.reduce(
-            lambda a, b: shape_tensors.arithmetic(ctx, "MAX", a, b), dynamic) if dynamic else 1)
+        shape.append(functools.reduce(lambda a, b: shape_tensors.arithmetic(ctx, "MAX", a, b), dynamic))
     return shape
 
 
