@@ -23,23 +23,23 @@ def _refused_ops(report):
     return [node.split(" ")[0] for node, _ in report.fallbacks]
 
 
-def test_a_broken_rule_is_the_node_whose_layers_break_it():
+def test_a_broken_rule_is_the_node_whose_layers_break_it(device):
     """The reference checks a reshape of a dynamic dim when its output's shape is read (at its probe size, odd, so
     it refuses (-1, 2)): the next reader, aten::mul, was blamed and moved to PyTorch with it."""
     module = torch.jit.script(DoubledPairsOfADynamicRow())
     report = torch_trt.explain(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
     assert _refused_ops(report) == ["aten::reshape"] and report.engine_count == 1
-    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
-    x = torch.arange(6.0)
+    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1, device=device)
+    x = torch.arange(6.0, device=device)
     torch.testing.assert_close(compiled(x), x.reshape(-1, 2) * 2)
 
 
-def test_a_broken_rule_of_an_output_is_its_node_not_an_error_out_of_the_compile():
+def test_a_broken_rule_of_an_output_is_its_node_not_an_error_out_of_the_compile(device):
     """With nothing reading the reshape's output, the first read was the marking of the engine's outputs, outside
     any converter, and its NetworkError left the compile."""
     module = torch.jit.script(PairsOfADynamicRow())
     report = torch_trt.explain(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
     assert _refused_ops(report) == ["aten::reshape"] and "volume not divisible" in str(report)
-    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1)
-    x = torch.arange(6.0)
+    compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1, device=device)
+    x = torch.arange(6.0, device=device)
     torch.testing.assert_close(compiled(x), x.reshape(-1, 2))
