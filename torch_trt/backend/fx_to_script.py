@@ -30,6 +30,7 @@ def traceable_copy(gm):
     GPU attention kernels refuse such a mask, and its math path held twice eager's activations while tracing a
     batch-32 BERT-base (transformers builds an expanded all-True mask when compiled, none when eager)."""
     graph = copy.deepcopy(gm.graph)
+    _bool_scalars_as_numbers(graph)
     for node in reversed(list(graph.nodes)):
         unused_number = not node.users and isinstance(node.meta.get("example_value"), (torch.SymBool, torch.SymInt))
         if node.op == "call_function" and (node.target in _RUNTIME_ASSERTS or unused_number):
@@ -37,6 +38,36 @@ def traceable_copy(gm):
         elif node.op == "call_function" and node.target is torch._C._nn.scaled_dot_product_attention:
             _contiguous_mask(graph, node)
     return torch.fx.GraphModule(gm, graph)
+
+
+def _bool_scalars_as_numbers(graph):
+    """Each Python bool passed as a Scalar argument (`x * True`, `mask.masked_fill(m, True)`, `torch.full(n, True)`)
+    made an int, the result cast back to the dtype dynamo recorded (a bool tensor times 1 is an int64 one).
+    TorchScript has no bool Scalar: the trace records a node no schema matches, which fails the trace, or the run of
+    that node when it stays in PyTorch; a 0-d bool tensor in its place fails the same way once frozen."""
+    for node in list(graph.nodes):
+        name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+        if node.op not in ("call_function", "call_method") or not isinstance(name, str):
+            continue
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + _ATEN_NAMES.get(name, name))
+        scalar_bools = [key for key, value in [*enumerate(node.args), *node.kwargs.items()] if type(value) is bool
+                        and any(str(arg.type) == "number" and key in (i, arg.name)  # number: TorchScript's Scalar
+                                for schema in schemas for i, arg in enumerate(schema.arguments))]
+        for key in scalar_bools:
+            if isinstance(key, int):
+                node.update_arg(key, int(node.args[key]))
+            else:
+                node.update_kwarg(key, int(node.kwargs[key]))
+        example = node.meta.get("example_value")
+        if scalar_bools and isinstance(example, torch.Tensor):
+            with graph.inserting_after(node):
+                cast = graph.call_method("to", (node, example.dtype))
+            node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
+            cast.meta["example_value"] = example
+
+
+_ATEN_NAMES = {"and_": "__and__", "or_": "__or__", "xor": "__xor__", "truediv": "div", "floordiv": "floor_divide",
+               "mod": "remainder"}  # operator's functions, as dynamo's graphs call them
 
 
 def _contiguous_mask(graph, attention):
