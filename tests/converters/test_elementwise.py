@@ -139,10 +139,6 @@ def test_elementwise_dynamic(name, function, converters, ranges, dtype, device):
     check_converter(function, inputs, converters, device, specs=specs)
 
 
-def _power(a, b):
-    return a ** b
-
-
 INF = float("inf")
 EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise than the naive layers did
     ("add_alpha_scales_in_the_result_dtype", lambda a, b: torch.add(a, b, alpha=3), {"aten::add"},
@@ -199,11 +195,29 @@ def test_a_runtime_size_promotes_as_the_python_int_it_is(device):
         torch.testing.assert_close(compiled(x), PlusItsWidth()(x))
 
 
-def test_an_integer_power_is_rounded_before_the_cast_back():
-    """Float pow on a GPU can land just below an exact power: 5 ** 2 came out as 24 on an H100 once truncated (a
-    constant power up to 8 is products now; a tensor of powers is not)."""
-    layers = converted_layers(_power, *[torch_trt.Input(shape=(2, 3), dtype=torch.int32)] * 2)
-    (power,) = [layer for layer in layers if layer.type.name == "ELEMENTWISE"]
-    (rounding,) = [layer for layer in layers if layer.type.name == "UNARY"]
-    assert power.op.name == "POW" and rounding.op.name == "ROUND"
-    assert rounding.get_input(0) is power.get_output(0)
+class TenthPower(torch.nn.Module):
+    def forward(self, x):
+        return (x * 1) ** 10 + 1
+
+
+class PowersOfSeven(torch.nn.Module):
+    def forward(self, x):
+        return torch.pow(7, x * 1) + 1
+
+
+class OwnPowers(torch.nn.Module):
+    def forward(self, x):
+        return (x * 1) ** x.abs() + 1
+
+
+@pytest.mark.parametrize("module", [TenthPower(), PowersOfSeven(), OwnPowers()], ids=lambda m: type(m).__name__)
+def test_an_integer_power_past_products_runs_in_pytorch(module, device):
+    """TensorRT's POW takes floats: 7 ** 10 came out as 282475264 (float32's nearest) and 9 ** 10 in int32 saturated
+    where PyTorch wraps. Only a constant power up to 8 converts (as products)."""
+    x = torch.tensor([7, 9, 3], device=device)
+    report = torch_trt.explain(torch.jit.script(module), [x], target="reference", min_block_size=1)
+    assert [node.split(" ")[0] for node, _ in report.fallbacks] == ["aten::pow"]
+    for inputs in (x, x.int()):
+        compiled = torch_trt.compile(torch.jit.script(module), [inputs], target="reference", min_block_size=1,
+                                     device=device)
+        assert torch.equal(compiled(inputs), module(inputs))

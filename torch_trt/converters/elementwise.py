@@ -124,10 +124,14 @@ converter_table(_DIVISIONS, _division, "Division rounding the quotient by the sc
 @converter("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 def pow(ctx, node, args):
     """self ** exponent. As PyTorch computes them: x ** 0.5 and x ** -0.5 as a square root (NaN at -inf, where POW
-    gives inf), an integer tensor to a small constant power by products (exact past float32's 2 ** 24); other integer
-    powers compute in float32 (TensorRT's POW takes floats), rounded and cast back."""
+    gives inf), an integer tensor to a small constant power by products (exact past float32's 2 ** 24, and wrapping
+    on overflow as PyTorch's do). TensorRT's POW takes floats, so other integer powers are refused: in float32 they
+    are wrong past 2 ** 24 and saturate instead of wrapping."""
     a, b = _operands(args)
     dtype = promote_types(ctx, a, b)
+    if not dtype.is_floating_point and not (type(b) is int and 0 <= b <= _PRODUCT_POWERS):
+        raise NotImplementedError(f"an integer power other than a constant 0..{_PRODUCT_POWERS}: TensorRT's POW "
+                                  "computes in floats, exact only below 2**24")
     unary, ops = ctx.trt.UnaryOperation, ctx.trt.ElementWiseOperation
     if isinstance(a, ctx.trt.ITensor) and dtype.is_floating_point and b in (0.5, -0.5) and not isinstance(b, bool):
         root = ctx.net.add_unary(cast(ctx, a, dtype), unary.SQRT).get_output(0)
@@ -138,7 +142,7 @@ def pow(ctx, node, args):
         for _ in range(b - 1):
             power = elementwise(ctx, power, base, ops.PROD)
         return ctx.set_output(node, [power])
-    compute = dtype if dtype.is_floating_point else torch.float32
+    compute = dtype if dtype.is_floating_point else torch.float32  # an integer x ** 0: 1, exact
     power = elementwise(ctx, a, b, ops.POW, compute)
     return ctx.set_output(node, [cast_rounded(ctx, power, dtype)])
 
