@@ -235,6 +235,19 @@ def test_a_trace_that_matches_at_size_1_by_chance_still_gets_one_engine_per_shap
     assert [specs[0].max_shape for specs, _ in builds] == [(3, 4), (4, 4), (5, 4)]
 
 
+class RollByHalfTheWidth(nn.Module):
+    def forward(self, x):
+        return x.roll(x.size(1) // 2, 1) + torch.full((1,), float(x.size(1) // 4))
+
+
+def test_a_size_value_that_the_next_size_leaves_equal_is_checked_at_another(builds):
+    """The trace records roll's shift and full's value as constants, and x.size(1) // 2 is 4 at widths 8 and 9:
+    the only other trace was at 9, so one dynamic engine rolled every width by 4 and filled 2.0."""
+    rows = lambda width: torch.arange(2 * width, dtype=torch.float32).reshape(2, width)  # noqa: E731
+    check_compiled(RollByHalfTheWidth(), [[rows(8)], [rows(10)], [rows(13)]], dynamic=True)
+    assert [specs[0].max_shape for specs, _ in builds] == [(2, 8), (2, 10), (2, 13)]
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

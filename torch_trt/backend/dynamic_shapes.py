@@ -79,9 +79,11 @@ def sizes_of(signature, args):
     return {symbol: args[signature.input_positions[k]].shape[d] for symbol, (k, d) in signature.symbols.items()}
 
 
-def alternate_args(signature, args, specs, symbols):
-    """The arguments with the dims of `symbols` (of one size in `args`) at another size in range that passes dynamo's
-    guards, or None.
+def alternate_args(signature, args, specs, symbols, size_values=()):
+    """The arguments with the dims of `symbols` (of one size in `args`) at other sizes in range that pass dynamo's
+    guards: the first such size, then more until each of `size_values` (the graph's size expressions) that depends
+    on `symbols` takes another value at one of them. A trace records some size values as constants (the shift of
+    x.roll(x.size(1) // 2, 1)), and a trace at a size where such a value is the same (9 for 8) cannot show it.
 
     Values of the resized tensors repeat along the grown dims, so indices and masks stay valid.
     """
@@ -89,12 +91,25 @@ def alternate_args(signature, args, specs, symbols):
     k, d = places[0]
     size = args[signature.input_positions[k]].shape[d]
     low, high = max(max(specs[k].min_shape[d] for k, d in places), 2), min(specs[k].max_shape[d] for k, d in places)
-    for change in _CHANGES:
-        if low <= change(size) <= high:
-            other = resized_args(signature, args, {**sizes_of(signature, args), **dict.fromkeys(symbols, change(size))})
-            if other is not None and _guards_pass(signature, other):
-                return other
-    return None
+    sizes = sizes_of(signature, args)
+    unchanged = [expr for expr in size_values if expr.free_symbols & set(symbols) and expr.free_symbols <= sizes.keys()]
+    chosen = []
+    for change in (*_CHANGES, lambda n: low, lambda n: high):
+        values = {**sizes, **dict.fromkeys(symbols, change(size))}
+        changed = [expr for expr in unchanged if expr.xreplace(values) != expr.xreplace(sizes)]
+        if not low <= change(size) <= high or change(size) == size or (chosen and not changed):
+            continue
+        other = resized_args(signature, args, values)
+        if other is not None and _guards_pass(signature, other):
+            chosen.append(other)
+            unchanged = [expr for expr in unchanged if expr not in changed]
+    return chosen
+
+
+def size_values(gm):
+    """The sympy expressions of the size values an FX graph from dynamo computes (x.size(1) // 2, float(n))."""
+    return [value.node.expr for node in gm.graph.nodes
+            if isinstance(value := node.meta.get("example_value"), (torch.SymInt, torch.SymFloat))]
 
 
 def equal_size_groups(signature, args):

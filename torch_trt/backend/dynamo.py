@@ -37,7 +37,7 @@ from ..runtime.direct_call import direct_engine_call
 from ..targets import resolve_target
 from . import engine_cache
 from .decompositions import decompose
-from .dynamic_shapes import alternate_args, equal_size_groups, input_specs, resized_args, sizes_of
+from .dynamic_shapes import alternate_args, equal_size_groups, input_specs, resized_args, size_values, sizes_of
 from .fx_to_script import tensor_version, trace_frozen, traceable_copy
 from .graph_signature import UnsupportedGraph, signature_of
 from .graph_text import canonical_text, tensor_constants
@@ -257,13 +257,14 @@ class CompiledGraph:
         return None
 
     def _symbols_free_down_to_one(self, frozen, args, specs):
-        """Trace again with each symbol's dims at another size, and at 1: the symbols that may go down to 1, or None
-        when the trace at another size differs (the graph depends on that size). Both, since a size-1 trace alone can
-        match by chance (x * float(x.size(1) % 2) traces the same at 1 and 3, not at 4). Symbols of one size here
-        change together (equal_size_groups)."""
-        signature, ones = self.signature, set()
+        """Trace again with each symbol's dims at other sizes (alternate_args), and at 1: the symbols that may go down
+        to 1, or None when a trace at another size differs (the graph depends on that size). Both, since a size-1
+        trace alone can match by chance (x * float(x.size(1) % 2) traces the same at 1 and 3, not at 4). Symbols of
+        one size here change together (equal_size_groups)."""
+        signature, ones, values = self.signature, set(), size_values(self.gm)
         for group in equal_size_groups(signature, args):
-            if not self._same_trace(frozen, alternate_args(signature, args, specs, group)):
+            others = alternate_args(signature, args, specs, group, values)
+            if not others or not all(self._same_trace(frozen, other) for other in others):
                 return None
             if self._same_trace(frozen, resized_args(signature, args,
                                                      {**sizes_of(signature, args), **dict.fromkeys(group, 1)})):
