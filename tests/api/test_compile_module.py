@@ -163,6 +163,21 @@ def test_a_trace_that_fixes_sizes_is_refused_for_dynamic_inputs(module):
         torch_trt.compile(module, inputs=[DYNAMIC], device="cpu", **REFERENCE)
 
 
+class ScalesByParityOfASize(nn.Module):
+    """Not scriptable (*args); a trace makes the parity of the example's width a constant."""
+
+    def forward(self, x, *rest):
+        return x * math.fmod(x.size(1), 2)
+
+
+def test_a_trace_is_checked_beside_the_opt_shape_too():
+    """The width's parity is 0 at min, opt and max (2, 4, 8): the traces there agreed, and the engine gave 0 at odd
+    widths."""
+    with pytest.raises(LoweringError, match=r"traced at input shapes \[\(2, 5\)\] it records another graph"):
+        torch_trt.compile(ScalesByParityOfASize(), device="cpu", **REFERENCE,
+                          inputs=[torch_trt.Input(min_shape=(2, 2), opt_shape=(2, 4), max_shape=(2, 8))])
+
+
 def test_a_trace_that_holds_at_every_size_compiles_for_dynamic_inputs():
     compiled = torch_trt.compile(ReshapesByASize(), inputs=[DYNAMIC], device="cpu", **REFERENCE)
     for shape in ((1, 2), (3, 7), (8, 16)):

@@ -54,10 +54,20 @@ def prepare(module, inputs, options):
     examples = [i.to(device) if isinstance(i, torch.Tensor) else i.example("opt", device) for i in inputs]
     other_sizes = [[i.example(which, device) if isinstance(i, Input) else e for i, e in zip(inputs, examples)]
                    for which in ("min", "max") if any(spec.is_dynamic for spec in specs)]
+    other_sizes += [[_beside_opt(i).example("opt", device) if isinstance(i, Input) else e
+                     for i, e in zip(inputs, examples)]] if other_sizes else []
     with quiet_torchscript(), eval_mode(module):
         frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes))
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
+
+
+def _beside_opt(spec):
+    """The Input at its opt shape with each dynamic dim one larger (one smaller at its max): what Python computes from
+    a size can agree at min, opt and max by chance (x.size(1) % 2 at 2, 4 and 8), less often at neighbouring sizes."""
+    shape = tuple(opt + 1 if opt < high else opt - 1 if opt > low else opt
+                  for low, opt, high in zip(spec.min_shape, spec.opt_shape, spec.max_shape))
+    return Input(shape=shape, dtype=spec.dtype)
 
 
 @contextlib.contextmanager

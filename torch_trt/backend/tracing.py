@@ -7,7 +7,7 @@ TracerWarnings (values read into Python, loops over a tensor) are logged at WARN
 
 A trace also fixes what Python computes from input sizes (a loop over `range(x.size(1))`, `math.sqrt(x.size(1))`,
 `float(x.size(1))`) to the examples' sizes, mostly without a warning. For dynamic Inputs the module is traced again
-at their min and max shapes, and a trace that differs is refused.
+at their min and max shapes and beside their opt shape (torchscript.py), and a trace that differs is refused.
 """
 
 import linecache
