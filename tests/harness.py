@@ -122,7 +122,8 @@ def _assert_matches(actual, expected, rtol, atol, how, where="output"):
         assert actual.shape == expected.shape, \
             f"{how}: {where} shape {tuple(actual.shape)} != eager {tuple(expected.shape)}"
         default_rtol, default_atol = TOLERANCES.get(expected.dtype, (0, 0))
-        torch.testing.assert_close(actual, expected, rtol=rtol or default_rtol, atol=atol or default_atol,
+        torch.testing.assert_close(actual, expected, rtol=default_rtol if rtol is None else rtol,
+                                   atol=default_atol if atol is None else atol,
                                    equal_nan=True, msg=lambda text: f"{how}: {where}: {text}")
         return
     assert isinstance(expected, (list, tuple)), f"eager {where} is a {type(expected).__name__}, not tensors"
