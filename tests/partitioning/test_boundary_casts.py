@@ -75,6 +75,13 @@ ROWS = [
         [HELD], ("aten::add", "computes in int32 where PyTorch wraps it")),
     Row("divided", lambda x: (x * 3) // 2, [_int8(64)], "ET", [HELD],
         ("aten::floor_divide", "TensorRT has no int8 arithmetic")),
+    # numbers that PyTorch wraps to the small dtype before comparing or picking: uint8 > -3 is > 253
+    Row("compared_with_a_number_out_of_range", lambda x: x.flip(0) > -3, [_uint8(64)], "ET", [HELD],
+        ("aten::gt", "the number -3, which PyTorch wraps")),
+    Row("clamped_by_a_number_out_of_range", lambda x: x.flip(0).clamp(min=-3), [_uint8(64)], "ET", [HELD],
+        ("aten::clamp", "the number -3, which PyTorch wraps")),
+    Row("compared_with_a_0d_int64_tensor", lambda x, y: x.flip(0) >= y, [_int8(64), torch.tensor(-300)], "ET",
+        [HELD], ("aten::ge", "the 0-d int64 tensor")),
 ]
 
 

@@ -14,7 +14,8 @@ cast to float) would see the unwrapped number, so it runs in PyTorch, on the val
 (`overflow_demotions`). Other ops computing a small-int result from small ints (floor division, abs, ...) run in
 PyTorch too (`small_int_problem`): PyTorch wraps their scalar arguments to the small dtype first, which int32
 cannot mirror; ops that pick among their small-int inputs' values (relu, clamp, max, topk, sort, ...) cannot
-overflow.
+overflow. A number such an op or a comparison meets is wrapped to the small dtype too (uint8 x > -3 is x > 253): one
+outside the dtype's range, or a 0-d int tensor of another dtype, sends the op to PyTorch (`wrapped_number`).
 """
 
 import torch
@@ -65,11 +66,16 @@ def _casts_to(node, dtypes, infos):
 
 
 def small_int_problem(node, facts):
-    """Why `node` may not compute a small-int result from small ints in an engine, or None."""
+    """Why `node` may not compute a small-int result from small ints in an engine, or compare or pick among small
+    ints by a number PyTorch wraps to their dtype first; else None."""
     read = [_dtype(facts.info(v)) for v in _tensors_read(node)]
     read = [dtype for dtype in read if dtype is not None]  # tensors shape analysis saw (not constants)
     if not SMALL_INTS.keys() & set(read) or node.kind() in WRAPPING_OPS | MOVING_OPS:
         return None
+    wrapped = wrapped_number(node, facts)
+    if wrapped is not None:
+        return Reason(Code.DTYPE, f"reads {wrapped}, which PyTorch wraps to the int8/uint8 of the tensor it meets "
+                                  "(uint8 -3 is 253); in an engine's int32 it would not wrap")
     if node.kind() in SELECTING_OPS and all(dtype in SMALL_INTS for dtype in read):
         return None
     for value in node.outputs():
@@ -79,6 +85,45 @@ def small_int_problem(node, facts):
                                       "arithmetic, and in int32 it could differ from PyTorch, which wraps "
                                       f"scalars and results to {dtype}")
     return None
+
+
+def wrapped_number(node, facts):
+    """How `node` names a number it reads that PyTorch would wrap to the small-int dtype of a tensor it meets: an int
+    outside that dtype's range (a Scalar argument, or a 0-d int tensor constant), or a 0-d int tensor of another dtype
+    known only when it runs; else None."""
+    small = [dtype for dtype in (_dtype(facts.info(v)) for v in _tensors_read(node)) if dtype in SMALL_INTS]
+    if not small or node.schema() == "(no schema)":
+        return None
+    bounds = torch.iinfo(small[0])
+    for argument, value in zip(torch._C.parse_schema(node.schema()).arguments, node.inputs()):
+        kind = _unwrapped(argument.type).kind()
+        number = _constant_int(value) if kind in ("NumberType", "TensorType") else None
+        if number is not None and not bounds.min <= number <= bounds.max:
+            return f"the number {number}"
+        held = facts.info(value) if kind == "TensorType" and value.node().kind() != "prim::Constant" else None
+        if getattr(held, "opt_shape", None) == () and _wider_int(held.dtype):
+            return f"the 0-d {str(held.dtype).replace('torch.', '')} tensor %{value.debugName()}"
+    return None
+
+
+def _unwrapped(type_):
+    return type_.getElementType() if type_.kind() == "OptionalType" else type_
+
+
+def _constant_int(value):
+    """The int a constant holds: a Python int, or a 0-d tensor of a wider int dtype; else None."""
+    node = value.node()
+    if node.kind() != "prim::Constant" or not node.hasAttribute("value"):
+        return None
+    if value.type().kind() == "TensorType":
+        tensor = node.t("value")
+        return int(tensor) if tensor.dim() == 0 and _wider_int(tensor.dtype) else None
+    number = value.toIValue()
+    return number if type(number) is int else None
+
+
+def _wider_int(dtype):
+    return not dtype.is_floating_point and not dtype.is_complex and dtype not in (*SMALL_INTS, torch.bool)
 
 
 def overflow_demotions(run, infos):
