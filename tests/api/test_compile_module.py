@@ -191,3 +191,21 @@ def test_a_forward_taking_a_non_tensor_gets_an_error_naming_the_argument():
     with pytest.raises(torch_trt.errors.TorchTRTError, match=r"forward's argument output_size is a Optional\[List"):
         torch_trt.compile(torch.jit.script(nn.ConvTranspose2d(3, 4, 3)), [torch.randn(1, 3, 5, 5)],
                           target="reference", min_block_size=1)
+
+
+class LooksUpNormalisedRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(6, 4, max_norm=0.5)
+
+    def forward(self, ids):
+        return self.table(ids) * 2
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["module", "script_module"])
+def test_an_embedding_with_max_norm_is_refused(scripted):
+    """TorchScript's F.embedding leaves out max_norm's renormalisation: the engine returned rows of norm up to 2.6
+    where eager's are at most 0.5, with no warning."""
+    module = torch.jit.script(LooksUpNormalisedRows()) if scripted else LooksUpNormalisedRows()
+    with pytest.raises(LoweringError, match=r"Embedding 'table' has max_norm=0.5, whose renormalisation TorchScript"):
+        torch_trt.compile(module, inputs=[torch.tensor([[0, 2], [2, 5]])], device="cpu", **REFERENCE)

@@ -8,6 +8,7 @@ import torch
 
 from .._input import Input
 from .._settings import CompileSettings
+from ..errors import LoweringError
 from ..lowering.frozen_attributes import fold_frozen_attributes
 from .pipeline import compile_frozen
 from .tracing import trace_module
@@ -48,6 +49,7 @@ def prepare(module, inputs, options):
                         "(compile freezes a copy itself)")
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
+    _refuse_embeddings_with_max_norm(module)
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
     tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
     device = settings.resolved_device(next((t.device for t in tensors + list(module.parameters())), None))
@@ -95,6 +97,19 @@ def _as_tensor(value):
     if not isinstance(value, torch.Tensor):
         raise ValueError(f"inputs entries must be torch_trt.Input or torch.Tensor, got {type(value).__name__}")
     return value
+
+
+def _refuse_embeddings_with_max_norm(module):
+    """TorchScript compiles F.embedding and F.embedding_bag without the renormalisation that max_norm asks for (eager
+    rescales the rows it looks up, in the weight): refuse such a module rather than return rows eager never gives."""
+    for name, submodule in module.named_modules():
+        kind = getattr(submodule, "original_name", type(submodule).__name__)
+        if kind in ("Embedding", "EmbeddingBag") and getattr(submodule, "max_norm", None) is not None:
+            raise LoweringError(
+                f"{kind} {name or type(module).__name__!r} has max_norm={submodule.max_norm}, whose renormalisation "
+                "TorchScript leaves out, so the compiled module would return rows longer than max_norm. Renormalise "
+                "the weight once (torch.embedding_renorm_(weight, torch.arange(num_embeddings), max_norm, norm_type) "
+                "under torch.no_grad()) and set max_norm=None, or compile with torch.compile(backend=\"tensorrt\").")
 
 
 def to_script_module(module, examples, allow_traced_control_flow, other_sizes=()):
