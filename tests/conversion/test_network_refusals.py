@@ -43,3 +43,22 @@ def test_a_broken_rule_of_an_output_is_its_node_not_an_error_out_of_the_compile(
     compiled = torch_trt.compile(module, [DYNAMIC_ROW], target="reference", min_block_size=1, device=device)
     x = torch.arange(6.0, device=device)
     torch.testing.assert_close(compiled(x), x.reshape(-1, 2))
+
+
+class ScaledByItsLengthPastAnother(torch.nn.Module):
+    def forward(self, x, past):
+        rest = x[:, past.shape[1]:]
+        return rest * rest.shape[1]
+
+
+def test_a_size_of_two_dynamic_dims_is_not_taken_for_a_static_one(device):
+    """The reference probes every dynamic dim at one size, so x[:, past.shape[1]:] was 0 wide at both probes and its
+    width a static 0: the engine returned zeros. The builder checks the static dims at the profile's shapes and
+    refuses; the nodes run in PyTorch."""
+    module = torch.jit.script(ScaledByItsLengthPastAnother())
+    specs = [torch_trt.Input(min_shape=(1, 3), opt_shape=(1, 8), max_shape=(1, 13)),
+             torch_trt.Input(min_shape=(1, 1), opt_shape=(1, 2), max_shape=(1, 3))]
+    compiled = torch_trt.compile(module, specs, target="reference", min_block_size=1, device=device)
+    for width, past in ((8, 2), (5, 3), (13, 1)):
+        x, p = torch.randn(1, width, device=device), torch.randn(1, past, device=device)
+        torch.testing.assert_close(compiled(x, p), module(x, p))

@@ -47,11 +47,11 @@ def _bool_scalars_as_numbers(graph):
     that node when it stays in PyTorch; a 0-d bool tensor in its place fails the same way once frozen."""
     for node in list(graph.nodes):
         name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
-        if node.op not in ("call_function", "call_method") or not isinstance(name, str):
+        bools = [key for key, value in [*enumerate(node.args), *node.kwargs.items()] if type(value) is bool]
+        if node.op not in ("call_function", "call_method") or not isinstance(name, str) or not bools:
             continue
         schemas = torch._C._jit_get_schemas_for_operator("aten::" + _ATEN_NAMES.get(name, name))
-        scalar_bools = [key for key, value in [*enumerate(node.args), *node.kwargs.items()] if type(value) is bool
-                        and any(str(arg.type) == "number" and key in (i, arg.name)  # number: TorchScript's Scalar
+        scalar_bools = [key for key in bools if any(str(arg.type) == "number" and key in (i, arg.name)  # number: TorchScript's Scalar
                                 for schema in schemas for i, arg in enumerate(schema.arguments))]
         for key in scalar_bools:
             if isinstance(key, int):

@@ -139,5 +139,8 @@ def _validate(network, config):
             if -1 in bounds[0]:
                 raise NetworkError(f"input '{tensor.name}' has dynamic dims but no profile shape")
             shapes[tensor.name] = [list(b) for b in bounds]
+        if dynamic:
+            for bound in range(3):  # min, opt, max
+                network._check_static_dims_at({name: tuple(bounds[bound]) for name, bounds in shapes.items()})
         profiles.append(shapes)
     return profiles

@@ -310,6 +310,30 @@ class INetworkDefinition:
         self._inferred_from[id(layer)] = inputs
 
 
+    def _check_static_dims_at(self, shapes):
+        """Raise a NetworkError naming the first layer with an output dim inferred static (the same at both probes)
+        that has another size when the inputs have `shapes` (a profile's min, opt or max shapes, by input name).
+        Every dynamic dim takes the same probe size, so a size computed from two of them can come out equal at both
+        probes (x[:, y.size(1):] is 0 wide), where TensorRT's symbolic shapes keep it dynamic. Layers that do not run
+        at these shapes are left to the engine's run-time checks."""
+        metas = {id(t): torch.empty(shapes[t.name], dtype=TORCH_DTYPE[t._dtype], device="meta") for t in self._inputs}
+        for layer in dependency_order(self._layers):
+            if any(t is not None and id(t) not in metas for t in layer._inputs):
+                continue
+            weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
+            try:
+                outputs = layer._compute([None if t is None else metas[id(t)] for t in layer._inputs], weights)
+            except (NetworkError, RuntimeError, ValueError, IndexError):
+                continue
+            for output, meta in zip(layer._outputs, outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
+                metas[id(output)] = meta
+                inferred = tuple(output.shape)
+                if any(d != -1 and d != size for d, size in zip(inferred, meta.shape)):
+                    raise NetworkError(f"{layer.name}: its output's shape was inferred as {inferred} while the "
+                                       f"network was built, but is {tuple(meta.shape)} at the inputs' profile shapes "
+                                       f"{shapes}: a dim computed from two dynamic dims was taken for a static one")
+
+
 def _dynamic_dims_met(pairs):
     """The (probe_a, probe_b) metas of a broadcasting layer's inputs, each dynamic dim (one whose probes differ) made
     the size it meets: a dynamic dim is unknown when the network is built, so TensorRT checks that it broadcasts only
