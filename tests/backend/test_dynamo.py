@@ -601,6 +601,16 @@ def test_a_graph_with_an_input_dtype_engines_do_not_take_runs_in_pytorch(builds,
     assert builds == [] and "inputs of dtype torch.int16" in caplog.text
 
 
+def test_a_graph_with_an_empty_input_runs_in_pytorch(builds, caplog):
+    """An empty key cache (batch, heads, 0, dim) on a decoder's first step raised BackendCompilerFailed (Input's
+    ValueError) instead of falling back."""
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        compiled = torch.compile(lambda past, new: torch.cat([past, new], 2) * 2, backend="tensorrt", options=REFERENCE)
+        past, new = torch.zeros(1, 2, 0, 4), torch.randn(1, 2, 1, 4)
+        torch.testing.assert_close(compiled(past, new), torch.cat([past, new], 2) * 2)
+    assert builds == [] and "an input of shape (1, 2, 0, 4): engines take no empty dims" in caplog.text
+
+
 def _rows_of_first(x, y):
     return x[torch.arange(y.shape[0])] * 2 + y
 

@@ -178,6 +178,9 @@ class CompiledGraph:
         unsupported = sorted({str(t.dtype) for t in tensors if t.dtype not in SUPPORTED_DTYPES})
         if unsupported:
             raise UnsupportedGraph(f"inputs of dtype {', '.join(unsupported)}, which engines do not take")
+        empty = [tuple(t.shape) for t in tensors if 0 in t.shape]
+        if empty:
+            raise UnsupportedGraph(f"an input of shape {empty[0]}: engines take no empty dims")
         if self.builds is Builds.ONE_ENGINE:
             try:
                 return self._keep(self._compile_one_engine(args, tensors, device), args)
