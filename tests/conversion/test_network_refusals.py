@@ -62,3 +62,18 @@ def test_a_size_of_two_dynamic_dims_is_not_taken_for_a_static_one(device):
     for width, past in ((8, 2), (5, 3), (13, 1)):
         x, p = torch.randn(1, width, device=device), torch.randn(1, past, device=device)
         torch.testing.assert_close(compiled(x, p), module(x, p))
+
+
+class ScaledByTheLengthPastAnother(torch.nn.Module):
+    def forward(self, x, past):
+        return x * x[:, past.shape[1]:].size(1)
+
+
+def test_a_size_read_from_a_tensor_no_layer_reads_is_checked_too(device):
+    """The slice is read only by aten::size, which the converter evaluated from the static 0 it was given."""
+    module = torch.jit.script(ScaledByTheLengthPastAnother())
+    specs = [torch_trt.Input(min_shape=(1, 3), opt_shape=(1, 8), max_shape=(1, 13)),
+             torch_trt.Input(min_shape=(1, 1), opt_shape=(1, 2), max_shape=(1, 3))]
+    compiled = torch_trt.compile(module, specs, target="reference", min_block_size=1, device=device)
+    x, p = torch.randn(1, 8, device=device), torch.randn(1, 2, device=device)
+    torch.testing.assert_close(compiled(x, p), module(x, p))

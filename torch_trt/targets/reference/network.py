@@ -314,8 +314,12 @@ class INetworkDefinition:
         """Raise a NetworkError naming the first layer with an output dim inferred static (the same at both probes)
         that has another size when the inputs have `shapes` (a profile's min, opt or max shapes, by input name).
         Every dynamic dim takes the same probe size, so a size computed from two of them can come out equal at both
-        probes (x[:, y.size(1):] is 0 wide), where TensorRT's symbolic shapes keep it dynamic. Layers that do not run
-        at these shapes are left to the engine's run-time checks."""
+        probes (x[:, y.size(1):] is 0 wide), where TensorRT's symbolic shapes keep it dynamic, and a converter may
+        have built on it (y * y.size(1) multiplied by 0). An engine output no layer reads is left alone: its values
+        come from the run-time sizes. So are layers that do not run at these shapes: the engine checks those when it
+        runs."""
+        read = {id(t) for layer in self._layers for t in layer._inputs if t is not None}
+        unread_outputs = {id(t) for t in self._outputs} - read
         metas = {id(t): torch.empty(shapes[t.name], dtype=TORCH_DTYPE[t._dtype], device="meta") for t in self._inputs}
         for layer in dependency_order(self._layers):
             if any(t is not None and id(t) not in metas for t in layer._inputs):
@@ -328,7 +332,7 @@ class INetworkDefinition:
             for output, meta in zip(layer._outputs, outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
                 metas[id(output)] = meta
                 inferred = tuple(output.shape)
-                if any(d != -1 and d != size for d, size in zip(inferred, meta.shape)):
+                if id(output) not in unread_outputs and any(d != -1 and d != size for d, size in zip(inferred, meta.shape)):
                     raise NetworkError(f"{layer.name}: its output's shape was inferred as {inferred} while the "
                                        f"network was built, but is {tuple(meta.shape)} at the inputs' profile shapes "
                                        f"{shapes}: a dim computed from two dynamic dims was taken for a static one")
