@@ -8,6 +8,8 @@ import pytest
 import torch
 from dynamo_harness import REFERENCE, engine_calls, pytorch_ops
 
+from torch_trt.backend.fx_to_script import _bool_scalars_as_numbers
+
 MASK = torch.tensor([True, False, True, False])
 CASES = {
     "float times True": lambda x, m: torch.relu(x * True),
@@ -31,3 +33,16 @@ def test_a_bool_scalar_argument_compiles_and_keeps_eager_dtype(builds, case, in_
     result, expected = compiled(x, MASK), function(x, MASK)
     assert result.dtype == expected.dtype and torch.equal(result, expected)
     assert engine_calls(builds) >= 1 and set(pytorch_ops(builds)) <= {"aten::to"} | in_pytorch
+
+
+@pytest.mark.parametrize("method", ["__eq__", "__rmul__", "eq"])
+def test_a_bool_scalar_of_a_dunder_method_is_made_a_number(method):
+    """PyTorch 2.11's dynamo records `mask == True` as a call of the method __eq__, which names no aten op: the bool
+    stayed, and the trace failed on the GPU machine."""
+    graph = torch.fx.Graph()
+    mask = graph.placeholder("mask")
+    compared = graph.call_method(method, (mask, True))
+    compared.meta["example_value"] = torch.ones(2, dtype=torch.bool)
+    graph.output(compared)
+    _bool_scalars_as_numbers(graph)
+    assert compared.args == (mask, 1) and [user.target for user in compared.users] == ["to"]

@@ -50,7 +50,7 @@ def _bool_scalars_as_numbers(graph):
         bools = [key for key, value in [*enumerate(node.args), *node.kwargs.items()] if type(value) is bool]
         if node.op not in ("call_function", "call_method") or not isinstance(name, str) or not bools:
             continue
-        schemas = torch._C._jit_get_schemas_for_operator("aten::" + _ATEN_NAMES.get(name, name))
+        schemas = _schemas(name)
         scalar_bools = [key for key in bools if any(str(arg.type) == "number" and key in (i, arg.name)  # number: TorchScript's Scalar
                                 for schema in schemas for i, arg in enumerate(schema.arguments))]
         for key in scalar_bools:
@@ -64,6 +64,16 @@ def _bool_scalars_as_numbers(graph):
                 cast = graph.call_method("to", (node, example.dtype))
             node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
             cast.meta["example_value"] = example
+
+
+def _schemas(name):
+    """The TorchScript schemas of the op an FX node names: operator.mul, torch.full, or a method ("masked_fill", or
+    "__eq__" and "__rmul__", as some PyTorch versions' dynamo records `x == True` and `True * x`)."""
+    for candidate in (name, name.strip("_"), name.strip("_").removeprefix("r")):
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + _ATEN_NAMES.get(candidate, candidate))
+        if schemas:
+            return schemas
+    return []
 
 
 _ATEN_NAMES = {"and_": "__and__", "or_": "__or__", "xor": "__xor__", "truediv": "div", "floordiv": "floor_divide",
