@@ -15,7 +15,9 @@ cuDNN kernel. Whether the step fits is only known from the shapes, so the fused 
 is traced and runs the original layers when they do not fit (ranks or batch dims differ, softmax over
 another dim, a mask that does not broadcast): a fusion that changed what the layers compute would be a wrong
 engine, not a fast one. For the same reason a fully masked row gives what the layers give (zeros after a safe
-softmax, NaN after a plain one) whichever kernel runs.
+softmax, NaN after a plain one) whichever kernel runs. One difference is left: the kernels add a float mask in
+float32, so in half precision a row that a finite mask hides whole (transformers' finfo.min padding) reads as
+PyTorch's scaled_dot_product_attention gives it, where the layers round scores plus mask to half first.
 """
 
 import dataclasses
