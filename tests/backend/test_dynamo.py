@@ -248,6 +248,30 @@ def test_a_size_value_that_the_next_size_leaves_equal_is_checked_at_another(buil
     assert [specs[0].max_shape for specs, _ in builds] == [(2, 8), (2, 10), (2, 13)]
 
 
+class OnesWhereWidthsMatch(nn.Module):
+    def forward(self, x, y):
+        return y * float(x.size(1) == y.size(1))
+
+
+def test_a_per_shape_engine_from_the_cache_keeps_its_own_shape():
+    """The per-shape trace at widths (3, 3) was the text of the first graph's dynamic engine (y * 1), and the cache
+    hit brought that engine's ranges: widths (3, 7) ran it and gave y, not 0."""
+    check_compiled(OnesWhereWidthsMatch(), [[torch.randn(2, a), torch.randn(2, b)]
+                                            for a, b in [(2, 2), (2, 3), (3, 3), (3, 7), (3, 8)]], dynamic=True)
+
+
+class OnesAtWidth512(nn.Module):
+    def forward(self, x):
+        return x * float(x.size(1) == 512)
+
+
+@pytest.mark.parametrize("widths", [(4, 5, 512, 513), (4, 600, 512)], ids=["widened_to_512", "widened_past_512"])
+def test_a_rebuild_for_a_wider_range_checks_the_trace_again_at_the_sizes_it_compares_with(widths):
+    """The size check ran at the first build only, at sizes up to 64: the rebuild for 512 (or 600) widened the engine
+    with the constant traced there, and every other width got it."""
+    check_compiled(OnesAtWidth512(), [[torch.randn(1, width)] for width in widths], dynamic=True)
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

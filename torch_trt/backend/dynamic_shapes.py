@@ -93,8 +93,10 @@ def alternate_args(signature, args, specs, symbols, size_values=()):
     low, high = max(max(specs[k].min_shape[d] for k, d in places), 2), min(specs[k].max_shape[d] for k, d in places)
     sizes = sizes_of(signature, args)
     unchanged = [expr for expr in size_values if expr.free_symbols & set(symbols) and expr.free_symbols <= sizes.keys()]
+    near_constants = sorted({int(c) + step for expr in unchanged for c in expr.atoms(sympy.Integer) if abs(c) > 1
+                             for step in (-1, 0, 1)})  # x.size(1) == 512 differs at 512 only
     chosen = []
-    for change in (*_CHANGES, lambda n: low, lambda n: high):
+    for change in (*_CHANGES, lambda n: low, lambda n: high, *[lambda n, c=c: c for c in near_constants]):
         values = {**sizes, **dict.fromkeys(symbols, change(size))}
         changed = [expr for expr in unchanged if expr.xreplace(values) != expr.xreplace(sizes)]
         if not low <= change(size) <= high or change(size) == size or (chosen and not changed):

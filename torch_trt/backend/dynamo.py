@@ -118,14 +118,13 @@ class CompiledGraph:
     symbol changed, and a different graph means the trace depends on that size, so it goes PER_SHAPE
     (every dynamic dim pinned, up to MAX_SHAPES engines), as it does when its dynamic engine fails to
     build. `shelved`: the EngineSets of other sets of baked arguments (other instances of the module),
-    switched to when a call brings theirs. `min_one`: the symbols whose dims may go down to 1, known after
-    the first dynamic trace.
+    switched to when a call brings theirs.
     """
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
         self.traceable = decompose(traceable_copy(gm), example_args, settings)
-        self.builds, self.current, self.min_one = Builds.ONE_ENGINE, EngineSet(None, []), None
+        self.builds, self.current = Builds.ONE_ENGINE, EngineSet(None, [])
         self.shelved = []  # most recently used first
 
     def __call__(self, *args):
@@ -199,12 +198,11 @@ class CompiledGraph:
         frozen = trace_frozen(self.traceable, signature, args, static_sizes=False)
         if not signature.is_dynamic:
             return self._compile(frozen, specs, device, args)
-        if self.min_one is None:
-            self.min_one = self._symbols_free_down_to_one(frozen, args, specs)
-        if self.min_one is None:
+        min_one = self._symbols_free_down_to_one(frozen, args, specs)  # again at each build: the ranges grow
+        if min_one is None:
             raise _NeedsPerShape("a graph traces differently at other input sizes; torch_trt builds one engine per "
                                  "shape")
-        specs = input_specs(signature, tensors, settings, previous=previous, min_one=self.min_one)
+        specs = input_specs(signature, tensors, settings, previous=previous, min_one=min_one)
         try:
             return self._compile(frozen, specs, device, args)
         except TorchTRTError as error:
@@ -231,6 +229,8 @@ class CompiledGraph:
         lent = BakedArguments.of(self.signature.baked_positions, args).versioned_tensors
         key = engine_cache.cache_key(frozen.graph, self.settings, device, lent=lent)
         hit = engine_cache.lookup(key, specs)
+        if hit is not None:  # an entry's wider ranges were checked for its graph's trace, not for this one's
+            hit = (specs, hit[1])
         if hit is None:
             if self.settings.debug:
                 logger.info("TorchScript graph traced from the FX graph:\n%s", frozen.graph)
