@@ -178,6 +178,36 @@ def test_a_trace_is_checked_beside_the_opt_shape_too():
                           inputs=[torch_trt.Input(min_shape=(2, 2), opt_shape=(2, 4), max_shape=(2, 8))])
 
 
+class ScalesByARatioOfSizes(nn.Module):
+    """Not scriptable (*args); a trace makes the ratio of the examples' widths a constant."""
+
+    def forward(self, x, y, *rest):
+        return y * (float(x.size(1)) / float(y.size(1)))
+
+
+WIDTHS = torch_trt.Input(min_shape=(2, 2), opt_shape=(2, 8), max_shape=(2, 16))
+
+
+def test_a_trace_is_checked_at_unequal_sizes_of_like_inputs():
+    """Two Inputs of one range have equal widths at min, opt, beside opt and max: the ratio traced as 1 everywhere,
+    and the engine gave y at widths (4, 2) where eager gives 2 * y."""
+    with pytest.raises(LoweringError, match=r"traced at input shapes \[\(2, 2\), \(2, 16\)\] it records another"):
+        torch_trt.compile(ScalesByARatioOfSizes(), inputs=[WIDTHS, WIDTHS], device="cpu", **REFERENCE)
+
+
+class AddsTwoOfOneSize(nn.Module):
+    """Not scriptable (*args); traced at unequal widths it fails, which says nothing about the trace."""
+
+    def forward(self, x, y, *rest):
+        return x + y
+
+
+def test_inputs_that_must_match_are_not_refused_by_the_unequal_sizes_trace():
+    compiled = torch_trt.compile(AddsTwoOfOneSize(), inputs=[WIDTHS, WIDTHS], device="cpu", **REFERENCE)
+    x = torch.randn(2, 7)
+    torch.testing.assert_close(compiled(x, x), AddsTwoOfOneSize()(x, x))
+
+
 def test_a_trace_that_holds_at_every_size_compiles_for_dynamic_inputs():
     compiled = torch_trt.compile(ReshapesByASize(), inputs=[DYNAMIC], device="cpu", **REFERENCE)
     for shape in ((1, 2), (3, 7), (8, 16)):

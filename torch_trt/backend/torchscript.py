@@ -58,8 +58,10 @@ def prepare(module, inputs, options):
                    for which in ("min", "max") if any(spec.is_dynamic for spec in specs)]
     other_sizes += [[_beside_opt(i).example("opt", device) if isinstance(i, Input) else e
                      for i, e in zip(inputs, examples)]] if other_sizes else []
+    unequal_sizes = _min_and_max_by_turns(inputs, examples, device) if other_sizes else None
     with quiet_torchscript(), eval_mode(module):
-        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes))
+        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes,
+                                                   unequal_sizes))
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
 
@@ -112,9 +114,26 @@ def _refuse_embeddings_with_max_norm(module):
                 "under torch.no_grad()) and set max_norm=None, or compile with torch.compile(backend=\"tensorrt\").")
 
 
-def to_script_module(module, examples, allow_traced_control_flow, other_sizes=()):
+def _min_and_max_by_turns(inputs, examples, device):
+    """Examples whose dynamic dims take their min and max sizes by turns, across the inputs: sizes unequal where the
+    other checked shapes make them equal (x.size(1) / y.size(1) is 1 at min, opt and max of two like Inputs)."""
+    turn, unequal = 0, []
+    for spec, example in zip(inputs, examples):
+        if not isinstance(spec, Input):
+            unequal.append(example)
+            continue
+        shape = []
+        for low, high in zip(spec.min_shape, spec.max_shape):
+            shape.append(low if low == high or turn % 2 == 0 else high)
+            turn += low != high
+        unequal.append(Input(shape=tuple(shape), dtype=spec.dtype).example("opt", device))
+    return unequal
+
+
+def to_script_module(module, examples, allow_traced_control_flow, other_sizes=(), unequal_sizes=None):
     """A ScriptModule for `module` (in eval mode): itself, else scripted, else traced with the example inputs (and
-    checked to trace the same at `other_sizes`, example lists at the dynamic Inputs' min and max shapes)."""
+    checked to trace the same at `other_sizes`, example lists at the dynamic Inputs' other shapes, and at
+    `unequal_sizes` where a trace there runs at all)."""
     if isinstance(module, torch.jit.ScriptModule):
         return module
     try:
@@ -123,4 +142,4 @@ def to_script_module(module, examples, allow_traced_control_flow, other_sizes=()
         why = (str(script_error).strip().splitlines() or [type(script_error).__name__])[0]
     logger.warning("torch.jit.script failed on %s (%s); tracing it with the example inputs instead, so its Python "
                    "control flow follows the path these inputs take", type(module).__name__, why)
-    return trace_module(module, examples, why, allow_traced_control_flow, other_sizes)
+    return trace_module(module, examples, why, allow_traced_control_flow, other_sizes, unequal_sizes)

@@ -7,7 +7,8 @@ TracerWarnings (values read into Python, loops over a tensor) are logged at WARN
 
 A trace also fixes what Python computes from input sizes (a loop over `range(x.size(1))`, `math.sqrt(x.size(1))`,
 `float(x.size(1))`) to the examples' sizes, mostly without a warning. For dynamic Inputs the module is traced again
-at their min and max shapes and beside their opt shape (torchscript.py), and a trace that differs is refused.
+at their min and max shapes, beside their opt shape and at unequal sizes (torchscript.py), and a trace that differs
+is refused.
 """
 
 import linecache
@@ -24,9 +25,11 @@ logger = logging.getLogger(__name__)
 CONTROL_FLOW_WARNING = "Converting a tensor to a Python boolean"  # PyTorch's TracerWarning for `if tensor:`
 
 
-def trace_module(module, examples, why_traced, allow_traced_control_flow, other_sizes=()):
+def trace_module(module, examples, why_traced, allow_traced_control_flow, other_sizes=(), unequal_sizes=None):
     """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal.
-    `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same."""
+    `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same;
+    `unequal_sizes`: one more, at sizes the module may not run at (inputs whose sizes must match), checked if it
+    traces."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)  # even where the user silenced them
         torch.jit.TracerWarning.ignore_lib_warnings()  # PyTorch's own modules stay silent, as by default
@@ -46,17 +49,21 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
         logger.warning("tracing %s: %s (at %s)", type(module).__name__, str(w.message).split(". ")[0], _where(w))
     for sized in other_sizes:
         _check_same_trace(module, traced, sized, why_traced)
+    if unequal_sizes is not None:
+        _check_same_trace(module, traced, unequal_sizes, why_traced, may_not_run=True)
     return traced
 
 
-def _check_same_trace(module, traced, examples, why_traced):
-    """Refuse the trace unless tracing at these examples' sizes records the same graph."""
+def _check_same_trace(module, traced, examples, why_traced, may_not_run=False):
+    """Refuse the trace unless tracing at these examples' sizes records the same graph (or fails, if it may)."""
     name, shapes = type(module).__name__, [tuple(t.shape) for t in examples]
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
             other = torch.jit.trace(module, tuple(examples), check_trace=False)
     except Exception as error:
+        if may_not_run:
+            return
         raise LoweringError(f"torch.jit.script failed on {name} ({why_traced}), and tracing it at input shapes "
                             f"{shapes}, in the range of its dynamic Inputs, failed: {error}") from error
     if canonical_text(other.inlined_graph) != canonical_text(traced.inlined_graph):
