@@ -272,6 +272,33 @@ def test_a_rebuild_for_a_wider_range_checks_the_trace_again_at_the_sizes_it_comp
     check_compiled(OnesAtWidth512(), [[torch.randn(1, width)] for width in widths], dynamic=True)
 
 
+class SumsRowsIntoALiteral(nn.Module):
+    def forward(self, xs):
+        total = torch.tensor(0.0)
+        for i in range(xs.shape[0]):
+            total += xs[i].sum()
+        return total
+
+
+class DoublesALiteral(nn.Module):
+    def forward(self, x):
+        a = x.new_tensor([1.0, 2.0, 3.0])
+        a.mul_(2)
+        return x + a
+
+
+@pytest.mark.parametrize("model", [SumsRowsIntoALiteral(), DoublesALiteral()], ids=lambda m: type(m).__name__)
+def test_a_tensor_literal_written_in_place_is_a_tensor_of_its_own_per_call(model):
+    """The trace records torch.tensor(0.0) as a constant: += wrote the one tensor every call shared (9, then 15.3,
+    then 24.3 for a sum of 9), and a doubled literal came out quadrupled."""
+    compiled = torch.compile(model, backend="tensorrt", options=REFERENCE)
+    x = torch.ones(3, 3)
+    results = [compiled(x) for _ in range(3)]
+    for result in results:
+        torch.testing.assert_close(result, model(x))
+    assert results[0] is not results[1]
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

@@ -31,6 +31,7 @@ def traceable_copy(gm):
     batch-32 BERT-base (transformers builds an expanded all-True mask when compiled, none when eager)."""
     graph = copy.deepcopy(gm.graph)
     _bool_scalars_as_numbers(graph)
+    _fresh_tensor_literals(graph)
     for node in reversed(list(graph.nodes)):
         unused_number = not node.users and isinstance(node.meta.get("example_value"), (torch.SymBool, torch.SymInt))
         if node.op == "call_function" and (node.target in _RUNTIME_ASSERTS or unused_number):
@@ -38,6 +39,24 @@ def traceable_copy(gm):
         elif node.op == "call_function" and node.target is torch._C._nn.scaled_dot_product_attention:
             _contiguous_mask(graph, node)
     return torch.fx.GraphModule(gm, graph)
+
+
+def _fresh_tensor_literals(graph):
+    """A clone after each tensor the forward makes from Python data (`torch.tensor(0.0)`, `x.new_tensor([...])`).
+    The trace records such a tensor as a constant of the graph, so a write into it (`total += ...`) wrote the one
+    tensor every call shares, and the trace's own run had written it first; the clone is an op, a tensor of its
+    own per call (freezing folds it away where nothing writes)."""
+    for node in list(graph.nodes):
+        literal = node.op == "call_function" and node.target in _TENSOR_LITERALS or \
+            node.op == "call_method" and node.target == "new_tensor"
+        if literal and node.users:
+            with graph.inserting_after(node):
+                fresh = graph.call_method("clone", (node,))
+            node.replace_all_uses_with(fresh, delete_user_cb=lambda user: user is not fresh)
+            fresh.meta = dict(node.meta)
+
+
+_TENSOR_LITERALS = (torch.tensor, torch.as_tensor, torch.scalar_tensor)
 
 
 def _bool_scalars_as_numbers(graph):
