@@ -62,16 +62,17 @@ _TENSOR_LITERALS = (torch.tensor, torch.as_tensor, torch.scalar_tensor)
 def _bool_scalars_as_numbers(graph):
     """Each Python bool passed as a Scalar argument (`x * True`, `mask.masked_fill(m, True)`, `torch.full(n, True)`)
     made an int, the result cast back to the dtype dynamo recorded (a bool tensor times 1 is an int64 one).
-    TorchScript has no bool Scalar: the trace records a node no schema matches, which fails the trace, or the run of
-    that node when it stays in PyTorch; a 0-d bool tensor in its place fails the same way once frozen."""
+    TorchScript has no bool Scalar ("number" in its schemas): the trace records a node no schema matches, which
+    fails the trace, or the run of that node when it stays in PyTorch; a 0-d bool tensor in its place fails the same
+    way once frozen."""
     for node in list(graph.nodes):
         name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
         bools = [key for key, value in [*enumerate(node.args), *node.kwargs.items()] if type(value) is bool]
         if node.op not in ("call_function", "call_method") or not isinstance(name, str) or not bools:
             continue
         schemas = _schemas(name)
-        scalar_bools = [key for key in bools if any(str(arg.type) == "number" and key in (i, arg.name)  # number: TorchScript's Scalar
-                                for schema in schemas for i, arg in enumerate(schema.arguments))]
+        scalar_bools = [key for key in bools if any(str(arg.type) == "number" and key in (i, arg.name)
+                                                    for schema in schemas for i, arg in enumerate(schema.arguments))]
         for key in scalar_bools:
             if isinstance(key, int):
                 node.update_arg(key, int(node.args[key]))

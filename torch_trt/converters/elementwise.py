@@ -291,8 +291,9 @@ _MODULOS = {  # schema: how the quotient rounds (floor: Python's modulo, with th
 
 def _modulo(ctx, node, args, rounding_mode):
     """self - round(self / other) * other, rounding the quotient by `rounding_mode`; half dtypes compute in float32,
-    as PyTorch's do, from operands rounded to the half dtype (a float32 0-d tensor too). A float quotient rounded up to a whole number (1 / 0.1 is 9.99999985 in float32, which its
-    division rounds to 10) leaves a remainder of the wrong sign: one more `other` brings it back, as C's fmod gives."""
+    as PyTorch's do, from operands rounded to the half dtype (a float32 0-d tensor too). A float quotient rounded up
+    to a whole number (1 / 0.1 is 9.99999985 in float32, which its division rounds to 10) leaves a remainder of the
+    wrong sign: one more `other` brings it back, as C's fmod gives."""
     a, b = _operands(args)
     dtype, ops = promote_types(ctx, a, b), ctx.trt.ElementWiseOperation
     compute = torch.float32 if dtype in HALF_DTYPES else dtype

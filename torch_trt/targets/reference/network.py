@@ -309,7 +309,6 @@ class INetworkDefinition:
             self._meta_cache[id(output)] = (a, b)
         self._inferred_from[id(layer)] = inputs
 
-
     def _check_static_dims_at(self, shapes):
         """Raise a NetworkError naming the first layer with an output dim inferred static (the same at both probes)
         that has another size when the inputs have `shapes` (a profile's min, opt or max shapes, by input name).
@@ -332,7 +331,8 @@ class INetworkDefinition:
             for output, meta in zip(layer._outputs, outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
                 metas[id(output)] = meta
                 inferred = tuple(output.shape)
-                if id(output) not in unread_outputs and any(d != -1 and d != size for d, size in zip(inferred, meta.shape)):
+                wrong = any(d != -1 and d != size for d, size in zip(inferred, meta.shape))
+                if wrong and id(output) not in unread_outputs:
                     raise NetworkError(f"{layer.name}: its output's shape was inferred as {inferred} while the "
                                        f"network was built, but is {tuple(meta.shape)} at the inputs' profile shapes "
                                        f"{shapes}: a dim computed from two dynamic dims was taken for a static one")
