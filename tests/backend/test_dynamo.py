@@ -299,6 +299,18 @@ def test_a_tensor_literal_written_in_place_is_a_tensor_of_its_own_per_call(model
     assert results[0] is not results[1]
 
 
+def test_as_tensor_of_an_input_stays_that_input(builds):
+    """torch.as_tensor of a tensor is the tensor: a write through it is the caller's, which an engine cannot make."""
+    def adds_one_to(x):
+        y = torch.as_tensor(x)
+        y.add_(1)
+        return y * 2
+
+    x = torch.zeros(3)
+    result = torch.compile(adds_one_to, backend="tensorrt", options=REFERENCE)(x)
+    assert torch.equal(x, torch.ones(3)) and torch.equal(result, torch.full((3,), 2.0)) and builds == []
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

@@ -45,11 +45,14 @@ def _fresh_tensor_literals(graph):
     """A clone after each tensor the forward makes from Python data (`torch.tensor(0.0)`, `x.new_tensor([...])`).
     The trace records such a tensor as a constant of the graph, so a write into it (`total += ...`) wrote the one
     tensor every call shares, and the trace's own run had written it first; the clone is an op, a tensor of its
-    own per call (freezing folds it away where nothing writes)."""
+    own per call (freezing folds it away where nothing writes). torch.as_tensor of a tensor is that tensor: no clone."""
     for node in list(graph.nodes):
-        literal = node.op == "call_function" and node.target in _TENSOR_LITERALS or \
-            node.op == "call_method" and node.target == "new_tensor"
-        if literal and node.users:
+        method = node.op == "call_method" and node.target == "new_tensor"
+        literal = method or node.op == "call_function" and node.target in _TENSOR_LITERALS
+        nodes_read = []
+        if literal and node.args:
+            torch.fx.node.map_arg(node.args[1 if method else 0], nodes_read.append)
+        if literal and node.users and not nodes_read:
             with graph.inserting_after(node):
                 fresh = graph.call_method("clone", (node,))
             node.replace_all_uses_with(fresh, delete_user_cb=lambda user: user is not fresh)
