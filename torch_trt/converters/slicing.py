@@ -4,8 +4,10 @@ embedding (gather).
 Slices name only the sliced axis (`ISliceLayer.axes`), so the other dims may be dynamic; bounds follow
 PyTorch (negative positions count from the end, out-of-range ends are clamped). When the sliced dim is
 dynamic or a bound is a runtime int, the bounds are computed in the engine and the slice takes its start
-and size as shape tensors; the output's length is then the bounds' difference itself, not clamped to the
-dim (a clamp would hide that the length varies from shape inference), so such a slice must lie within the
+and size as shape tensors. A runtime bound on a dynamic dim is clamped to it (x[:, :y.size(1)] with y the
+wider): both vary, so the clamp's result still does. A constant bound on a dynamic dim is not: the clamp of x[:4]
+would read as a static 4 in shape inference, whose probe sizes exceed it, while the dim may be shorter. Nor is a
+runtime bound on a static dim (position_ids[:, :seq_len] would read as 512 wide). Such a slice must lie within the
 dim: one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result. TensorRT's
 gather takes INT32/INT64 indices in [0, size), which is also all that index_select and embedding accept, so
 their indices pass through unchanged.
@@ -58,9 +60,13 @@ def slice(ctx, node, args):
     size = dim_size(ctx, x, dim)
     if end is None or not is_runtime(ctx, end) and end == _TO_END:
         end = size
-    start, end = (wrap_negative(ctx, v, size) for v in (0 if start is None else start, end))
+    start = 0 if start is None else start
+    clamped = [is_runtime(ctx, v) and is_runtime(ctx, size) for v in (start, end)]
+    start, end = (wrap_negative(ctx, v, size) for v in (start, end))
     if not any(is_runtime(ctx, v) for v in (start, end, size)):  # PyTorch clamps out-of-range bounds
         start, end = (min(max(v, 0), size) for v in (start, end))
+    start, end = (arithmetic(ctx, "MIN", arithmetic(ctx, "MAX", v, 0), size) if clamp else v
+                  for v, clamp in zip((start, end), clamped))
     span = arithmetic(ctx, "SUM", arithmetic(ctx, "SUB", end, start), step - 1)  # ceil((end - start) / step)
     length = arithmetic(ctx, "MAX", 0, arithmetic(ctx, "FLOOR_DIV", span, step))
     return _slice(ctx, node, x, dim, start, length, step)
