@@ -674,6 +674,16 @@ def test_a_graph_with_an_empty_input_runs_in_pytorch(builds, caplog):
     assert builds == [] and "an input of shape (1, 2, 0, 4): engines take no empty dims" in caplog.text
 
 
+@pytest.mark.parametrize("grad", [True, False], ids=["grad_mode", "no_grad"])
+def test_weights_that_require_grad_in_grad_mode_get_a_warning(caplog, grad):
+    """Eager's result requires grad there and the engine's does not; nothing said so."""
+    model = nn.Linear(3, 2)
+    with caplog.at_level(logging.WARNING, logger="torch_trt"), torch.set_grad_enabled(grad):
+        result = torch.compile(model, backend="tensorrt", options=REFERENCE)(torch.randn(4, 3))
+    assert not result.requires_grad
+    assert ("backward() will not reach the weights" in caplog.text) == grad
+
+
 def _rows_of_first(x, y):
     return x[torch.arange(y.shape[0])] * 2 + y
 

@@ -180,6 +180,7 @@ class CompiledGraph:
         empty = [tuple(t.shape) for t in tensors if 0 in t.shape]
         if empty:
             raise UnsupportedGraph(f"an input of shape {empty[0]}: engines take no empty dims")
+        _warn_of_dropped_gradients(args[p] for p in self.signature.baked_positions)
         if self.builds is Builds.ONE_ENGINE:
             try:
                 return self._keep(self._compile_one_engine(args, tensors, device), args)
@@ -288,6 +289,14 @@ class CompiledGraph:
         positions = self.signature.input_positions
         return [(positions[k], d, spec.min_shape[d], spec.max_shape[d]) for k, spec in enumerate(specs)
                 for d, expr in enumerate(self.signature.input_dims[k]) if expr is not None]
+
+
+def _warn_of_dropped_gradients(baked):
+    """Say that the results will not require grad where eager's would: grad mode is on and a weight requires grad."""
+    if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in baked):
+        logger.warning("grad mode is on and the compiled graph's weights require grad, but TensorRT engines compute "
+                       "no gradients: its results will not require grad, and backward() will not reach the weights. "
+                       "Call the model under torch.no_grad() or torch.inference_mode() for inference")
 
 
 class _NeedsPerShape(Exception):
