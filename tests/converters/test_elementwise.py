@@ -157,6 +157,11 @@ EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise
     ("fmod_and_remainder_by_infinity", lambda a, inf: (torch.fmod(a, inf), torch.remainder(a, inf),
                                                        torch.remainder(a, -inf)),
      {"aten::fmod", "aten::remainder", "aten::neg"}, [torch.tensor([2.0, -0.5, 0.0]), torch.tensor(float("inf"))]),
+    ("fmod_and_remainder_of_infinities_are_nan", lambda a, b: (torch.fmod(a, b), torch.remainder(a, b)),
+     {"aten::fmod", "aten::remainder"}, [torch.tensor([INF, INF, -INF, -INF, 1.5]),
+                                         torch.tensor([INF, -INF, INF, -INF, INF])]),
+    ("log1p_and_expm1_of_large_values", lambda a, b: (torch.log1p(a), torch.expm1(b)), {"aten::log1p", "aten::expm1"},
+     [torch.tensor([1e36, 5e36, 3.4e38]), torch.tensor([84.0, 88.0, 88.7])]),
     ("mul_half_by_a_0d_float_tensor", lambda a, k: a * k, {"aten::mul"},
      [torch.tensor([1e-3, -0.5], dtype=torch.float16), torch.tensor(1e5)]),
     ("clamp_by_0d_tensors_keeps_the_dtype", lambda a, low, high: torch.clamp(a, low, high), {"aten::clamp"},
@@ -174,6 +179,20 @@ def test_a_half_remainder_rounds_a_float32_0d_divisor_to_half(device):
                     "inside a kernel (its emulate_precision_casts is off), as it does for every half intermediate")
     check_converter(lambda a, b: (a % b, torch.fmod(a, b)), [torch.tensor([9.0, 7.5, -8.25], dtype=torch.float16),
                     torch.tensor(2.3)], {"aten::remainder", "aten::fmod"}, device, rtol=0, atol=0)
+
+
+class Remainders(torch.nn.Module):
+    def forward(self, x):
+        return torch.fmod(x * 1, 2.0), torch.remainder(x * 1, 2.0)
+
+
+def test_a_zero_remainder_keeps_the_dividends_sign(device):
+    """fmod(-4, 2) is -0.0 in PyTorch (C's fmod); the engine gave +0.0."""
+    x = torch.tensor([-0.0, -4.0, -8.0, 4.0, -3.0], device=device)
+    compiled = torch_trt.compile(torch.jit.script(Remainders()), [x], target="reference", min_block_size=1,
+                                 device=device)
+    for got, want in zip(compiled(x), Remainders()(x)):
+        assert torch.equal(got, want) and torch.equal(torch.signbit(got), torch.signbit(want))
 
 
 # Where eager PyTorch on CUDA computes otherwise than on the CPU, and engines keep the CPU's result.

@@ -1,6 +1,8 @@
 """Binary element-wise converters with PyTorch's broadcasting and type promotion: arithmetic (add, sub, mul, div,
 pow, remainder, fmod), clamp, maximum/minimum, comparisons and logical ops."""
 
+import math
+
 import torch
 
 from ..conversion.args import Arg
@@ -306,15 +308,19 @@ def _modulo(ctx, node, args, rounding_mode):
 
 
 def _float_remainder(ctx, a, b, quotient, remainder, fmod, dtype):
-    """`remainder` = a - quotient * b set right: with the sign of a (fmod) or of b (remainder), or 0; and where b is
-    infinite, a (fmod), or a where it has b's sign and b where not (remainder)."""
-    ops = ctx.trt.ElementWiseOperation
+    """`remainder` = a - quotient * b set right: with the sign of a (fmod) or of b (remainder), a zero one with a's
+    sign, as C's fmod gives it; and where b is infinite, a (fmod), or a where it has b's sign and b where not
+    (remainder), NaN where a is infinite too."""
+    ops, isinf = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation.ISINF
     wrong = _compare(ctx, elementwise(ctx, remainder, a if fmod else b, ops.PROD, dtype), 0, "LESS")
     step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
                        dtype) if fmod else b
     remainder = choose(ctx, wrong, elementwise(ctx, remainder, step, ops.SUM, dtype), remainder, dtype)
+    signed_zero = elementwise(ctx, a, 0.0, ops.PROD, dtype) if isinstance(a, ctx.trt.ITensor) else a * 0.0
+    remainder = choose(ctx, _compare(ctx, remainder, 0, "EQUAL"), signed_zero, remainder, dtype)
     kept = a if fmod else choose(ctx, _compare(ctx, elementwise(ctx, a, b, ops.PROD, dtype), 0, "LESS"), b, a, dtype)
-    infinite = ctx.net.add_unary(to_itensor(ctx, b, dtype), ctx.trt.UnaryOperation.ISINF).get_output(0)
+    kept = choose(ctx, ctx.net.add_unary(to_itensor(ctx, a, dtype), isinf).get_output(0), math.nan, kept, dtype)
+    infinite = ctx.net.add_unary(to_itensor(ctx, b, dtype), isinf).get_output(0)
     return choose(ctx, infinite, kept, remainder, dtype)
 
 
