@@ -60,6 +60,22 @@ def test_constants_are_folded_and_dead_layers_dropped():
     torch.testing.assert_close(_run(engine, x), torch.relu(x * 6))
 
 
+def _floor_divided_by_a_constant(network, x):
+    divisor = network.add_constant((2, 3), trt.Weights(np.array([[2.0, 2.0, np.inf], [-np.inf, 2.0, 0.0]],
+                                                                 dtype=np.float32))).get_output(0)
+    return network.add_elementwise(x, divisor, trt.ElementWiseOperation.FLOOR_DIV).get_output(0)
+
+
+def test_floor_division_of_infinities_is_the_same_at_every_level():
+    """Generated code computed floor(a / b): inf for inf // 2 and -0.0 for -1 // inf, where the layer (PyTorch's
+    kernel) and levels below code generation give NaN and -1."""
+    x = torch.tensor([[np.inf, -np.inf, -1.0], [1.0, 5.0, 1.0]])
+    expected = torch.div(x, torch.tensor([[2.0, 2.0, np.inf], [-np.inf, 2.0, 0.0]]), rounding_mode="floor")
+    for level in (1, 4):  # CPU code generation starts at level 4
+        torch.testing.assert_close(_run(_engine(_floor_divided_by_a_constant, level=level), x), expected,
+                                   equal_nan=True)
+
+
 def test_intermediates_are_dropped_after_their_last_reader():
     code = _engine(_scaled_plus_dead_branch)._module.code
     assert "= None" in code, code  # the generated code releases each value after its last use

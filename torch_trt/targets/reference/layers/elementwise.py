@@ -7,9 +7,23 @@ from ..network import ILayer, check, network_method
 
 _LOGICAL = {Op.AND: torch.logical_and, Op.OR: torch.logical_or, Op.XOR: torch.logical_xor}
 _COMPARE = {Op.EQUAL: torch.eq, Op.GREATER: torch.gt, Op.LESS: torch.lt}
+
+
+def _floor_divide(a, b):
+    """Division rounded down, as PyTorch's kernel gives it: NaN for an infinite dividend, and for a finite nonzero
+    one over an infinite divisor, -1 where their signs differ, else 0. Written out because code generation computes
+    floor(a / b) (inf, and -0.0 for -1 / inf), and an engine's results must not depend on its optimization level."""
+    quotient = torch.div(a, b, rounding_mode="floor")
+    if not quotient.is_floating_point():
+        return quotient
+    past_infinity = torch.where((a < 0) != (b < 0), -1.0, 0.0).to(quotient.dtype)
+    quotient = torch.where(torch.isinf(b) & (a != 0), past_infinity, quotient)
+    return torch.where(torch.isinf(a), torch.nan, quotient)
+
+
 _ARITHMETIC = {
     Op.SUM: torch.add, Op.PROD: torch.mul, Op.MAX: torch.maximum, Op.MIN: torch.minimum, Op.SUB: torch.sub,
-    Op.POW: torch.pow, Op.FLOOR_DIV: lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    Op.POW: torch.pow, Op.FLOOR_DIV: _floor_divide,
     # Integer DIV truncates toward zero (C semantics), float DIV is true division.
     Op.DIV: lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc"),
 }
