@@ -311,6 +311,21 @@ def test_as_tensor_of_an_input_stays_that_input(builds):
     assert torch.equal(x, torch.ones(3)) and torch.equal(result, torch.full((3,), 2.0)) and builds == []
 
 
+def _two_views_of_an_intermediate(x):
+    y = x + 1
+    return y.t(), y[0]
+
+
+def test_results_viewing_one_intermediate_stay_views_of_one_tensor(builds):
+    """y.t() and y[0] of an intermediate y came back as two copies: a write through one after a graph break did not
+    reach the other."""
+    compiled = torch.compile(_two_views_of_an_intermediate, backend="tensorrt", options=REFERENCE)
+    transposed, first_row = compiled(torch.randn(4, 5))
+    first_row.mul_(0)
+    assert engine_calls(builds) == 1 and torch.equal(transposed[:, 0], torch.zeros(5))
+    assert transposed.untyped_storage().data_ptr() == first_row.untyped_storage().data_ptr()
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):

@@ -123,7 +123,7 @@ class CompiledGraph:
 
     def __init__(self, gm, signature, settings, example_args):
         self.gm, self.signature, self.settings = gm, signature, settings
-        self.traceable = decompose(traceable_copy(gm), example_args, settings)
+        self.traceable = decompose(traceable_copy(gm, signature.hidden), example_args, settings)
         self.builds, self.current = Builds.ONE_ENGINE, EngineSet(None, [])
         self.shelved = []  # most recently used first
 

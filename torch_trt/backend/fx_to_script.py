@@ -24,12 +24,16 @@ _RUNTIME_ASSERTS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_co
                     torch.ops.aten.sym_constrain_range.default, torch.ops.aten._assert_async.msg}
 
 
-def traceable_copy(gm):
-    """A copy of the graph for torch.jit.trace: without dynamo's runtime checks on SymInts, which a trace cannot
-    record, and with each attention mask whose last dim is broadcast (stride 0) made contiguous. PyTorch's fused
+def traceable_copy(gm, hidden=()):
+    """A copy of the graph for torch.jit.trace, returning after its results the nodes named in `hidden` (the bases of
+    results that view them: GraphSignature.hidden): without dynamo's runtime checks on SymInts, which a trace
+    cannot record, and with each attention mask whose last dim is broadcast (stride 0) made contiguous. PyTorch's fused
     GPU attention kernels refuse such a mask, and its math path held twice eager's activations while tracing a
     batch-32 BERT-base (transformers builds an expanded all-True mask when compiled, none when eager)."""
     graph = copy.deepcopy(gm.graph)
+    if hidden:
+        output, named = graph.output_node(), {node.name: node for node in graph.nodes}
+        output.args = (type(output.args[0])([*output.args[0], *(named[name] for name in hidden)]),)
     _bool_scalars_as_numbers(graph)
     _fresh_tensor_literals(graph)
     for node in reversed(list(graph.nodes)):

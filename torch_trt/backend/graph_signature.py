@@ -36,6 +36,7 @@ class GraphSignature:
     fakes: list  # each placeholder's example value (fake tensor or SymInt), for dynamo's guards
     outputs: list  # ("tensor", index into the traced outputs) | ("const", value) | ("sym", expr) | ("view", View)
     output_type: type  # tuple, list, or None for a single result
+    hidden: list  # names of the nodes returned after the results only as the base of their views (shared_bases)
 
     @property
     def baked_positions(self):
@@ -67,7 +68,7 @@ class GraphSignature:
                 base = args[view.base] if view.of_argument else flat[view.base]
                 flat[index] = base.as_strided(*(_evaluated(part, sizes) for part in (view.size, view.stride)),
                                               _evaluated(view.offset, sizes))
-        return flat[0] if self.output_type is None else self.output_type(flat)
+        return flat[0] if self.output_type is None else self.output_type(flat[:len(flat) - len(self.hidden)])
 
     def _sizes(self, args):
         return {s: args[self.input_positions[k]].shape[d] for s, (k, d) in self.symbols.items()}
@@ -115,10 +116,10 @@ def signature_of(gm, example_inputs):
             raise UnsupportedGraph(f"placeholder {node.name} is a SymInt with no value ({value})")
         else:
             args.append((BAKED, None))
-    outputs, output_type = _outputs(gm, symbols, placeholders)
+    outputs, output_type, hidden = _outputs(gm, symbols, placeholders)
     fakes = [node.meta.get("example_value") for node in placeholders]
     return GraphSignature(args, input_positions, input_dims, symbols, _shape_env(placeholders), fakes, outputs,
-                          output_type)
+                          output_type, [node.name for node in hidden])
 
 
 def _kind(node, value):
@@ -163,6 +164,8 @@ def _outputs(gm, symbols, placeholders):
     result = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     output_type = type(result) if isinstance(result, (tuple, list)) else None
     flat = list(result) if output_type else [result]
+    hidden = _shared_bases(gm, flat, placeholders)
+    flat += hidden
     views = _views(flat, placeholders, symbols)
     outputs, tensors = [], 0
     for index, item in enumerate(flat):
@@ -180,26 +183,54 @@ def _outputs(gm, symbols, placeholders):
             outputs.append(("const", int(value) if isinstance(value, torch.SymInt) else value))
         else:
             raise UnsupportedGraph(f"result {item} is a {type(value).__name__}; only tensors and numbers are handled")
-    return outputs, output_type
+    return outputs, output_type, hidden
+
+
+def _fake(node):
+    value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _storage(value):
+    return StorageWeakRef(value.untyped_storage())
+
+
+def _owns_its_memory(value):
+    """Whether a tensor is all of its storage, contiguous from its start: a new tensor, which an engine's copy can
+    stand for."""
+    return value.storage_offset() == 0 and value.is_contiguous() and \
+        value.untyped_storage().nbytes() == value.numel() * value.element_size()
+
+
+def _shared_bases(gm, flat, placeholders):
+    """The nodes making the memory that two or more results view when no result or argument is all of it (y.t() and
+    y[0] of an intermediate y): returned too, so that those results are made again as views of one tensor, and a
+    write through one after a graph break reaches the other, as in eager."""
+    kept = {_storage(_fake(n)) for n in [*placeholders, *flat] if _fake(n) is not None and (
+        not isinstance(n, torch.fx.Node) or n.op == "placeholder" or _owns_its_memory(_fake(n)))}
+    viewers = {}
+    for node in flat:
+        if _fake(node) is not None and _storage(_fake(node)) not in kept:
+            viewers.setdefault(_storage(_fake(node)), []).append(node)
+    shared = {key for key, nodes in viewers.items() if len(nodes) > 1}
+    bases = {}
+    for node in gm.graph.nodes:
+        value = _fake(node)
+        if value is not None and _storage(value) in shared and _owns_its_memory(value):
+            bases.setdefault(_storage(value), node)
+    return list(bases.values())
 
 
 def _views(flat, placeholders, symbols):
     """{result index: View} for each result that views an argument's memory, or that of another result which owns
     all of its memory (a new tensor, which the engine's copy can stand for); an argument returned as it is stays
     itself."""
-    def fake(node):
-        value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
-        return value if isinstance(value, torch.Tensor) else None
-
-    def storage(value):
-        return StorageWeakRef(value.untyped_storage())
-
+    fake, storage = _fake, _storage
     arguments = {storage(fake(n)): p for p, n in enumerate(placeholders) if fake(n) is not None}
     owners = {}
     for index, node in enumerate(flat):
         value = fake(node)
-        if value is not None and value.storage_offset() == 0 and value.is_contiguous() \
-                and value.untyped_storage().nbytes() == value.numel() * value.element_size():
+        if value is not None and _owns_its_memory(value):
             owners.setdefault(storage(value), index)
     views = {}
     for index, node in enumerate(flat):
