@@ -36,7 +36,7 @@ class GraphSignature:
     fakes: list  # each placeholder's example value (fake tensor or SymInt), for dynamo's guards
     outputs: list  # ("tensor", index into the traced outputs) | ("const", value) | ("sym", expr) | ("view", View)
     output_type: type  # tuple, list, or None for a single result
-    hidden: list  # names of the nodes returned after the results only as the base of their views (shared_bases)
+    hidden: list  # names of the nodes returned after the results only as the base of their views (_shared_bases)
 
     @property
     def baked_positions(self):
@@ -206,8 +206,8 @@ def _shared_bases(gm, flat, placeholders):
     """The nodes making the memory that two or more results view when no result or argument is all of it (y.t() and
     y[0] of an intermediate y): returned too, so that those results are made again as views of one tensor, and a
     write through one after a graph break reaches the other, as in eager."""
-    kept = {_storage(_fake(n)) for n in [*placeholders, *flat] if _fake(n) is not None and (
-        not isinstance(n, torch.fx.Node) or n.op == "placeholder" or _owns_its_memory(_fake(n)))}
+    kept = {_storage(_fake(n)) for n in [*placeholders, *flat]
+            if _fake(n) is not None and (n.op == "placeholder" or _owns_its_memory(_fake(n)))}
     viewers = {}
     for node in flat:
         if _fake(node) is not None and _storage(_fake(node)) not in kept:
@@ -225,26 +225,25 @@ def _views(flat, placeholders, symbols):
     """{result index: View} for each result that views an argument's memory, or that of another result which owns
     all of its memory (a new tensor, which the engine's copy can stand for); an argument returned as it is stays
     itself."""
-    fake, storage = _fake, _storage
-    arguments = {storage(fake(n)): p for p, n in enumerate(placeholders) if fake(n) is not None}
+    arguments = {_storage(_fake(n)): p for p, n in enumerate(placeholders) if _fake(n) is not None}
     owners = {}
     for index, node in enumerate(flat):
-        value = fake(node)
+        value = _fake(node)
         if value is not None and _owns_its_memory(value):
-            owners.setdefault(storage(value), index)
+            owners.setdefault(_storage(value), index)
     views = {}
     for index, node in enumerate(flat):
-        value = fake(node)
+        value = _fake(node)
         if value is None or (isinstance(node, torch.fx.Node) and node.op == "placeholder"):
             continue
-        key = storage(value)
+        key = _storage(value)
         if key in arguments:
             base, of_argument = arguments[key], True
         elif owners.get(key, index) != index:
             base, of_argument = owners[key], False
         else:
             continue
-        base_fake = fake(placeholders[base]) if of_argument else fake(flat[base])
+        base_fake = _fake(placeholders[base]) if of_argument else _fake(flat[base])
         if base_fake.dtype != value.dtype:
             continue  # a view as another dtype: as_strided cannot make it, the engine's copy stands for it
         layout = tuple(_layout_part(d, symbols) for d in value.shape), \
