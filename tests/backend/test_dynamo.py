@@ -326,6 +326,17 @@ def test_results_viewing_one_intermediate_stay_views_of_one_tensor(builds):
     assert transposed.untyped_storage().data_ptr() == first_row.untyped_storage().data_ptr()
 
 
+class MultipliesAnInput(nn.Module):
+    def forward(self, x, y):
+        input = x + 1  # traced as %input_1, the name of the engine's second input
+        return input * y
+
+
+def test_an_intermediate_named_like_an_engine_input_is_not_taken_for_it():
+    """The tensor of %input_1 was named input_1, the engine's input for y, and the program read y as x + 1."""
+    check_compiled(MultipliesAnInput(), [[torch.randn(3), torch.randn(3)]])
+
+
 def test_sizes_and_constants_among_the_results(builds):
     class WithSizes(nn.Module):
         def forward(self, x):
