@@ -98,6 +98,8 @@ CASES = [  # id, function, converter, input shape, dtype
     ("any_dim", lambda x: x.any(1), "aten::any", (3, 4), b8),
     ("any_dim_keepdim_int", lambda x: torch.any(x, -1, keepdim=True), "aten::any", (3, 4), i32),
     ("any_dims_float", lambda x: x.any((0, 2)), "aten::any", (2, 3, 4), f32),
+    ("any_of_no_dims_is_the_truth_values", lambda x: torch.any(x, ()), "aten::any", (2, 3), f32),
+    ("all_of_no_dims_is_the_truth_values", lambda x: torch.all(x, (), keepdim=True), "aten::all", (2, 3), f32),
     ("all", lambda x: x.all(), "aten::all", (3, 4), b8),
     ("all_dim", lambda x: (x > -3).all(0), "aten::all", (3, 4), i32),
     ("all_dim_keepdim_float", lambda x: torch.all(x, 1, keepdim=True), "aten::all", (3, 4), f32),

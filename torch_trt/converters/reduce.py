@@ -294,6 +294,8 @@ def _truth_reduction(ctx, node, args, op_name):
     truth = x if dtype_of(ctx, x) == torch.bool else ctx.net.add_unary(
         elementwise(ctx, x, 0, ctx.trt.ElementWiseOperation.EQUAL, dtype_of(ctx, x)),
         ctx.trt.UnaryOperation.NOT).get_output(0)
+    if args.get("dim", None).value == []:  # any(x, ()) reduces no dim: the truth values themselves
+        return ctx.set_output(node, [truth])
     # TensorRT's reduce takes no BOOL: any is a MAX and all a MIN of the truth values as int32.
     reduced = _reduce(ctx, cast(ctx, truth, torch.int32), op_name, _dims_of(args, x),
                       args.get("keepdim", False).to_bool())
