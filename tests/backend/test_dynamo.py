@@ -10,6 +10,7 @@ import textwrap
 import threading
 
 import pytest
+import sympy
 import torch
 from torch import nn
 
@@ -742,3 +743,15 @@ def test_dims_of_one_size_share_one_range(builds):
         torch.testing.assert_close(compiled(x, y), _rows_of_first_past_three(x, y))
     assert len(builds) == 3
     assert [spec.min_shape[0] for spec in builds[-1][0]] == [3, 3]
+
+
+def test_a_size_value_undefined_at_a_tried_size_is_no_error():
+    """PVT's (s // 4) ** 2 // (8 * (s // 4)) divides by 0 at s = 3, one of the sizes tried: the compile died with
+    ZeroDivisionError (BackendCompilerFailed) instead of trying the next size."""
+    from torch.utils._sympy.functions import FloorDiv
+
+    from torch_trt.backend.dynamic_shapes import _value
+
+    s = sympy.Symbol("s0", positive=True, integer=True)
+    expr = FloorDiv(FloorDiv(s, 4) ** 2, 8 * FloorDiv(s, 4))
+    assert _value(expr, {s: 3}) is None and _value(expr, {s: 64}) == 2

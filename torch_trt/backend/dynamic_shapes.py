@@ -97,15 +97,25 @@ def alternate_args(signature, args, specs, symbols, size_values=()):
                              for step in (-1, 0, 1)})  # x.size(1) == 512 differs at 512 only
     chosen = []
     for change in (*_CHANGES, lambda n: low, lambda n: high, *[lambda n, c=c: c for c in near_constants]):
+        if not low <= change(size) <= high or change(size) == size:
+            continue
         values = {**sizes, **dict.fromkeys(symbols, change(size))}
-        changed = [expr for expr in unchanged if expr.xreplace(values) != expr.xreplace(sizes)]
-        if not low <= change(size) <= high or change(size) == size or (chosen and not changed):
+        changed = [expr for expr in unchanged if _value(expr, values) != _value(expr, sizes)]
+        if chosen and not changed:
             continue
         other = resized_args(signature, args, values)
         if other is not None and _guards_pass(signature, other):
             chosen.append(other)
             unchanged = [expr for expr in unchanged if expr not in changed]
     return chosen
+
+
+def _value(expr, sizes):
+    """A size expression's value at these sizes; None where it is undefined (a division by a size // 4 of 0)."""
+    try:
+        return expr.xreplace(sizes)
+    except ZeroDivisionError:
+        return None
 
 
 def size_values(gm):
