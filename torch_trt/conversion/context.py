@@ -99,7 +99,7 @@ class ConversionCtx:
             raise ValueError(f"converter produced {len(tensors)} outputs, the node has {node.outputsSize()}")
         for value, tensor in zip(node.outputs(), tensors):
             if not tensor.is_network_input:
-                tensor.name = f"%{value.debugName()}"  # never an input_i or output_i: names key the dataflow
+                tensor.name = value.debugName()
             self.map_tensor(value, tensor)
         return tensors[0] if len(tensors) == 1 else tensors
 

@@ -121,3 +121,15 @@ def test_empty_tensor_from_a_sliced_placeholder(run_network):
         return layer.get_output(0)
 
     torch.testing.assert_close(run_network(define, [x]), x)
+
+
+def test_a_tensor_named_like_another_is_still_its_own(run_network):
+    """TensorRT links tensors, not names: an intermediate named like an input was read in that input's place (a
+    model variable `input`, traced as %input_1, where the engine's second input is input_1)."""
+    def define(network, a, b):
+        doubled = network.add_elementwise(a, a, trt.ElementWiseOperation.SUM).get_output(0)
+        doubled.name = "in1"
+        return network.add_elementwise(doubled, b, trt.ElementWiseOperation.PROD).get_output(0)
+
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    torch.testing.assert_close(run_network(define, [a, b]), (a + a) * b)

@@ -43,10 +43,27 @@ def _decode(value):
     return value
 
 
+def _dataflow_names(network):
+    """{id(tensor): the name the plan links it by}: its own, made unique with primes where another tensor has it
+    (TensorRT links tensors, not names: an intermediate may share an input's name); inputs and outputs keep theirs,
+    which bind them."""
+    names = {id(t): t.name for t in network._inputs + network._outputs}
+    taken = set(names.values())
+    for layer in network._layers:
+        for tensor in layer._outputs:
+            if id(tensor) not in names:
+                name = tensor.name
+                while name in taken:
+                    name += "'"
+                names[id(tensor)] = name
+                taken.add(name)
+    return names
+
+
 def serialize(network, profiles, optimization_level, tf32):
     """Serialize a validated network, its optimization profiles, the builder_optimization_level and whether float32
     matrix products and convolutions may use TF32 (BuilderFlag.TF32) into plan bytes (an IHostMemory)."""
-    tensors, layers = {}, []
+    tensors, layers, names = {}, [], _dataflow_names(network)
     for index, layer in enumerate(dependency_order(network._layers)):
         attributes, weights = {}, {}
         for name in layer._attributes:
@@ -61,8 +78,8 @@ def serialize(network, profiles, optimization_level, tf32):
                 attributes[name] = _encode(value)
         layers.append({
             "class": type(layer).__name__, "name": layer.name, "attributes": attributes, "weights": weights,
-            "inputs": [None if t is None else t.name for t in layer._inputs],
-            "outputs": [t.name for t in layer._outputs],
+            "inputs": [None if t is None else names[id(t)] for t in layer._inputs],
+            "outputs": [names[id(t)] for t in layer._outputs],
         })
     io = [{"name": t.name, "mode": "INPUT", "dtype": t.dtype.name, "shape": list(t.shape),
            "location": t.location.name} for t in network._inputs]
