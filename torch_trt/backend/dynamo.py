@@ -126,6 +126,7 @@ class CompiledGraph:
         self.traceable = decompose(traceable_copy(gm, signature.hidden), example_args, settings)
         self.builds, self.current = Builds.ONE_ENGINE, EngineSet(None, [])
         self.shelved = []  # most recently used first
+        _warn_of_dropped_gradients(example_args[p] for p in signature.baked_positions)
 
     def __call__(self, *args):
         current = self.current  # one read: another thread may switch sets while this call runs
@@ -180,7 +181,6 @@ class CompiledGraph:
         empty = [tuple(t.shape) for t in tensors if 0 in t.shape]
         if empty:
             raise UnsupportedGraph(f"an input of shape {empty[0]}: engines take no empty dims")
-        _warn_of_dropped_gradients(args[p] for p in self.signature.baked_positions)
         if self.builds is Builds.ONE_ENGINE:
             try:
                 return self._keep(self._compile_one_engine(args, tensors, device), args)
