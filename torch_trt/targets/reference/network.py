@@ -297,7 +297,7 @@ class INetworkDefinition:
         results = []
         for probe in range(1 if static else 2):
             probe_inputs = [None if pair is None else pair[probe] for pair in probed]
-            weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
+            weights = _meta_weights_of(layer)
             try:
                 layer._check(probe_inputs)
                 outputs = layer._compute(probe_inputs, weights)
@@ -323,7 +323,7 @@ class INetworkDefinition:
         for layer in dependency_order(self._layers):
             if any(t is not None and id(t) not in metas for t in layer._inputs):
                 continue
-            weights = {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
+            weights = _meta_weights_of(layer)
             try:
                 outputs = layer._compute([None if t is None else metas[id(t)] for t in layer._inputs], weights)
             except (NetworkError, RuntimeError, ValueError, IndexError):
@@ -379,6 +379,10 @@ def dependency_order(layers, skip=lambda layer: False):
             stack.append((layer, True))
             stack.extend((t._producer, False) for t in layer._inputs if t is not None and t._producer is not None)
     return ordered
+
+
+def _meta_weights_of(layer):
+    return {name: meta_weights(getattr(layer, name)) for name in layer._weight_attributes}
 
 
 def meta_weights(weights):
