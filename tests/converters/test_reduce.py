@@ -32,6 +32,8 @@ CASES = [  # id, function, converter, input shape, dtype
     ("mean_fp16", lambda x: x.mean(0), "aten::mean", (6, 3), f16),
     ("mean_all_fp16", lambda x: x.mean(), "aten::mean", (6, 3), f16),
     ("mean_dtype_f32", lambda x: x.mean(-1, dtype=torch.float32), "aten::mean", (2, 8), f16),
+    ("mean_dtype_fp16_past_half_range", lambda x: x.mean(1, dtype=torch.float16), "aten::mean",
+     torch.tensor([[7e4, -7e4, 1.], [6e4, 6e4, 6e4]]), f32),
     ("mean_int_dtype", lambda x: x.mean(1, dtype=torch.float32), "aten::mean", (2, 8), i32),
     ("amax_all", lambda x: x.amax(), "aten::amax", (2, 3, 4), f32),
     ("amax_dim", lambda x: x.amax(1), "aten::amax", (2, 3, 4), f32),

@@ -4,7 +4,8 @@ max/min over a dim and argmax/argmin (a reduce and the first position holding it
 cumsum (ICumulativeLayer).
 
 Registered from one table (schema -> ReduceOperation) feeding one builder. `dim` None or []
-reduces every dim; negative dims count from the end; `dtype=` casts the input first. Result
+reduces every dim; negative dims count from the end; `dtype=` casts the input first (a float
+mean of another float dtype averages in float32 and casts the mean, as PyTorch does). Result
 dtypes follow PyTorch: integer and bool sums and products widen to int64; max and min keep the
 input dtype, computing in int32 when TensorRT's reduce refuses it (bool, int8, uint8).
 """
@@ -43,10 +44,18 @@ def _result_dtype(ctx, x, op_name, dtype):
     return torch.int64 if widens else dtype_of(ctx, x)
 
 
+def _compute_dtype(ctx, x, op_name, dtype):
+    """The dtype a reduction runs in: its result's (int32 where TensorRT's reduce refuses that), except that
+    PyTorch averages floats of another dtype in float32 and casts the mean (so 7e4 stays finite for float16)."""
+    if op_name == "AVG" and dtype.is_floating_point and dtype_of(ctx, x).is_floating_point and dtype != dtype_of(ctx, x):
+        return torch.float32
+    return dtype if dtype in _REDUCIBLE else torch.int32
+
+
 def _reduction(ctx, node, args, op_name):
     x = args[0].itensor()
     dtype = _result_dtype(ctx, x, op_name, scalar_type(args.get("dtype").optional(Arg.to_int)))
-    x = cast(ctx, x, dtype if dtype in _REDUCIBLE else torch.int32)
+    x = cast(ctx, x, _compute_dtype(ctx, x, op_name, dtype))
     if rank(x) == 0:  # every reduction of a 0-d tensor is the tensor itself
         return ctx.set_output(node, [cast(ctx, x, dtype)])
     mask = axes_mask(args.get("dim", []).to_int_list() or range(rank(x)), rank(x))
