@@ -47,7 +47,8 @@ def _result_dtype(ctx, x, op_name, dtype):
 def _compute_dtype(ctx, x, op_name, dtype):
     """The dtype a reduction runs in: its result's (int32 where TensorRT's reduce refuses that), except that
     PyTorch averages floats of another dtype in float32 and casts the mean (so 7e4 stays finite for float16)."""
-    if op_name == "AVG" and dtype.is_floating_point and dtype_of(ctx, x).is_floating_point and dtype != dtype_of(ctx, x):
+    x_dtype = dtype_of(ctx, x)
+    if op_name == "AVG" and dtype.is_floating_point and x_dtype.is_floating_point and dtype != x_dtype:
         return torch.float32
     return dtype if dtype in _REDUCIBLE else torch.int32
 
