@@ -66,6 +66,25 @@ class Input:
         return torch.zeros(shape, dtype=self.dtype, device=device)
 
 
+def shapes_by_turns(specs, first):
+    """Per spec, its shape with the dynamic dims taking their min and max sizes by turns across the specs, the first
+    one `first` ("min" or "max"): corners of the profiles that their min and max shapes leave out, where sizes that
+    are equal there differ (x.size(1) - y.size(1) of two like Inputs is widest with x at max and y at min)."""
+    turn, shapes = int(first == "max"), []
+    for spec in specs:
+        shape = []
+        for low, high in zip(spec.min_shape, spec.max_shape):
+            shape.append(low if low == high or turn % 2 == 0 else high)
+            turn += low != high
+        shapes.append(tuple(shape))
+    return shapes
+
+
+def dynamic_dim_count(specs):
+    """How many dims vary across the specs."""
+    return sum(low != high for spec in specs for low, high in zip(spec.min_shape, spec.max_shape))
+
+
 def _as_shape(shape):
     if isinstance(shape, torch.Size):
         shape = tuple(shape)

@@ -73,7 +73,12 @@ class LoweringError(TorchTRTError):
 
 
 class EngineBuildError(TorchTRTError):
-    """The target's builder refused the network."""
+    """The target's builder refused the network; `nodes` are the converted nodes whose layers its errors name (none
+    when they name no layer)."""
+
+    def __init__(self, message, nodes=()):
+        super().__init__(message)
+        self.nodes = list(nodes)
 
 
 class EngineIOError(TorchTRTError):

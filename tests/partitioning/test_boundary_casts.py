@@ -195,3 +195,17 @@ def test_a_refused_build_runs_its_segment_in_pytorch_or_names_its_ops(monkeypatc
     assert "no tactic fits" in str(report), str(report)
     with pytest.raises(TorchTRTError, match=r"failed to build: .*no tactic fits.*aten::mul.*aten::relu"):
         torch_trt.compile(module, inputs, require_full_compilation=True, **SETTINGS)
+
+
+def test_a_build_that_names_a_layer_runs_only_its_node_in_pytorch():
+    """x[:, :4] of a dim the profile lets be 2 wide reads as a static 4 at the reference's probe sizes; its builder
+    refuses that layer by name, so the slice runs in PyTorch and its neighbours stay in engines."""
+    module = scripted(lambda x: (x * 2)[:, :4].sin() + 1, 1)
+    spec = torch_trt.Input(min_shape=(2, 2), opt_shape=(2, 8), max_shape=(2, 16))
+    report = torch_trt.explain(module, [spec], **SETTINGS)
+    assert "".join("E" if kind == "engine" else "T" for kind in report.kinds) == "ETE", str(report)
+    assert [reason.code for _, reason in report.fallbacks] == [Code.BUILD_REFUSED], str(report)
+    compiled = torch_trt.compile(module, [spec], **SETTINGS)
+    for width in (3, 8):
+        x = torch.randn(2, width)
+        torch.testing.assert_close(compiled(x), module(x), rtol=0, atol=0)

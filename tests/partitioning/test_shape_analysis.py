@@ -36,6 +36,33 @@ def test_dynamic_input_gives_min_opt_max_and_dtype():
     assert infos["aten::dim"].constant
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])  # on data, and on meta tensors (no GPU needed)
+def test_a_size_of_two_dynamic_dims_takes_its_range_from_the_corners(device):
+    """x[:, y.size(1):] is 6 wide at min (7 - 1) and at max (13 - 7): its range comes from the runs with one input at
+    min and the other at max (7 - 7 and 13 - 1). An engine taking it was built for 6 only and refused 12 columns."""
+    infos = _analyze("""
+  %w : int = aten::size(%y, %one)
+  %end : int = prim::Constant[value=9223372036854775807]()
+  %rest : Tensor = aten::slice(%x, %one, %w, %end, %one)
+  %n : int = aten::size(%rest, %one)
+  return (%rest, %n)""", [Input(min_shape=(1, 7), opt_shape=(1, 10), max_shape=(1, 13)),
+                          Input(min_shape=(1, 1), opt_shape=(1, 4), max_shape=(1, 7))],
+        inputs="%x : Tensor, %y : Tensor", device=device)
+    rest = infos["aten::slice"]
+    assert (rest.min_shape, rest.max_shape) == ((1, 0), (1, 12)) and "empty" in rest.problem
+    assert not infos["aten::size"].constant
+
+
+def test_corners_that_the_model_rejects_are_skipped():
+    """Two inputs whose dynamic dims must be equal: the corners' shapes do not broadcast, and the runs at min, opt and
+    max still give the ranges."""
+    infos = _analyze("""
+  %z : Tensor = aten::add(%x, %y, %one)
+  return (%z)""", [Input(min_shape=(2, 3), opt_shape=(4, 3), max_shape=(8, 3))] * 2, inputs="%x : Tensor, %y : Tensor")
+    z = infos["aten::add"]
+    assert (z.min_shape, z.opt_shape, z.max_shape) == ((2, 3), (4, 3), (8, 3)) and not z.problem
+
+
 def test_data_dependent_shape_is_a_problem():
     infos = _analyze("""
   %p : Tensor = aten::gt(%x, %zero)

@@ -140,7 +140,11 @@ def _build(segment, index, count, settings, trt, device):
         engine_bytes = convert_block(graph, segment.input_specs, settings, trt, device)
     except ConversionError as error:
         raise _Refusal([origins[error.node]], error) from error
-    except EngineBuildError as error:  # the builder names no node: the whole segment runs in PyTorch
+    except EngineBuildError as error:
+        if error.nodes:  # the builder named the layers it refused: their nodes run in PyTorch
+            error.reason = Reason(Code.BUILD_REFUSED, str(error))
+            raise _Refusal(list(dict.fromkeys(origins[node] for node in error.nodes)), error) from error
+        # it named none: the whole segment runs in PyTorch
         ops = sorted({node.kind() if node.schema() == "(no schema)" else f"[{node.schema()}]" for node in segment.nodes})
         refused = EngineBuildError(f"{error} (the engine of {len(segment.nodes)} node(s): {', '.join(ops)})")
         refused.reason = Reason(Code.BUILD_REFUSED, str(error))

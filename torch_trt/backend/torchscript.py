@@ -6,7 +6,7 @@ import warnings
 
 import torch
 
-from .._input import Input
+from .._input import Input, shapes_by_turns
 from .._settings import CompileSettings
 from ..errors import LoweringError
 from ..lowering.frozen_attributes import fold_frozen_attributes
@@ -117,17 +117,10 @@ def _refuse_embeddings_with_max_norm(module):
 def _min_and_max_by_turns(inputs, examples, device):
     """Examples whose dynamic dims take their min and max sizes by turns, across the inputs: sizes unequal where the
     other checked shapes make them equal (x.size(1) / y.size(1) is 1 at min, opt and max of two like Inputs)."""
-    turn, unequal = 0, []
-    for spec, example in zip(inputs, examples):
-        if not isinstance(spec, Input):
-            unequal.append(example)
-            continue
-        shape = []
-        for low, high in zip(spec.min_shape, spec.max_shape):
-            shape.append(low if low == high or turn % 2 == 0 else high)
-            turn += low != high
-        unequal.append(Input(shape=tuple(shape), dtype=spec.dtype).example("opt", device))
-    return unequal
+    specs = [spec for spec in inputs if isinstance(spec, Input)]
+    shapes = iter(shapes_by_turns(specs, "min"))
+    return [Input(shape=next(shapes), dtype=spec.dtype).example("opt", device) if isinstance(spec, Input) else example
+            for spec, example in zip(inputs, examples)]
 
 
 def to_script_module(module, examples, allow_traced_control_flow, other_sizes=(), unequal_sizes=None):

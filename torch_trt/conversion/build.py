@@ -66,8 +66,9 @@ def build_engine(ctx, builder, input_specs, device, tf32):
     with device_guard(device):
         serialized = builder.build_serialized_network(network, config)
     if serialized is None:  # TensorRT logs misuse at the setter and then fails the build generically: say both
-        reasons = "; ".join(ctx.network_errors()) or "no reason logged"
-        raise EngineBuildError(f"the {network.num_layers}-layer network failed to build: {reasons}")
+        errors = ctx.network_errors()
+        raise EngineBuildError(f"the {network.num_layers}-layer network failed to build: "
+                               f"{'; '.join(errors) or 'no reason logged'}", ctx.nodes_named_in(errors))
     if cache_path:
         _save_timing_cache(config, cache_path)
     engine = memoryview(serialized).cast("B")  # IHostMemory exports its buffer: a transformer's plan is not copied

@@ -10,6 +10,7 @@ Fields:
     runtime_scalars      id(ITensor) -> the Python number type of the int, float or bool Value it holds
     evaluated_value_map  torch Value -> compile-time value (int, list, tensor, None, ...)
     weights              host arrays (and bfloat16 tensors) handed to the network, kept alive until the build ends
+    layer_nodes          layer name -> the node it was converted from, to name the nodes a failed build refused
     errors               the errors the builder's IErrorRecorder kept, the network's among them (network_errors())
 
 Call tree (interpreter.convert_graph):
@@ -21,6 +22,8 @@ Call tree (interpreter.convert_graph):
       │     └─ or evaluator(ctx, node, args) -> evaluated_value_map
       └─ mark_output for each graph output
 """
+
+import re
 
 import numpy as np
 import torch
@@ -73,6 +76,7 @@ class ConversionCtx:
         self.value_tensor_map, self.evaluated_value_map = {}, {}
         self.runtime_scalars = {}  # id(ITensor) -> int, float or bool: the Python type of the runtime number it holds
         self.weights = []
+        self.layer_nodes = {}
         self.node = None
         self._layer_count = 0
 
@@ -86,6 +90,13 @@ class ConversionCtx:
         self._layer_count += 1
         base = f"{self.node.kind()}/{self.node.outputsAt(0).debugName()}" if self.node is not None else "torch_trt"
         layer.name = f"{base}/{self._layer_count}"
+        if self.node is not None:
+            self.layer_nodes[layer.name] = self.node
+
+    def nodes_named_in(self, messages):
+        """The nodes whose layers `messages` name (a builder's errors name the layer they refuse)."""
+        text = "\n".join(messages)
+        return [node for name, node in self.layer_nodes.items() if re.search(re.escape(name) + r"(?!\d)", text)]
 
     def set_output(self, node, outputs):
         """Map the node's outputs to a layer's outputs (or given ITensors), naming them after the Values."""

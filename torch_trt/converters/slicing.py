@@ -4,13 +4,14 @@ embedding (gather).
 Slices name only the sliced axis (`ISliceLayer.axes`), so the other dims may be dynamic; bounds follow
 PyTorch (negative positions count from the end, out-of-range ends are clamped). When the sliced dim is
 dynamic or a bound is a runtime int, the bounds are computed in the engine and the slice takes its start
-and size as shape tensors. A runtime bound on a dynamic dim is clamped to it (x[:, :y.size(1)] with y the
-wider): both vary, so the clamp's result still does. A constant bound on a dynamic dim is not: the clamp of x[:4]
-would read as a static 4 in shape inference, whose probe sizes exceed it, while the dim may be shorter. Nor is a
-runtime bound on a static dim (position_ids[:, :seq_len] would read as 512 wide). Such a slice must lie within the
-dim: one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result. TensorRT's
-gather takes INT32/INT64 indices in [0, size), which is also all that index_select and embedding accept, so
-their indices pass through unchanged.
+and size as shape tensors. Every bound on a dynamic dim is clamped to it (x[:, :y.size(1)] with y the wider,
+XLNet's mems[-512:] of a shorter sequence). Where the clamp makes a dim static at the reference's probe sizes, which
+exceed it (x[:, :4] reads 4 wide), while the profile holds shorter dims, the reference's builder refuses the layer
+if another layer reads it (it then runs in PyTorch), and an engine output takes its size when the engine runs. A
+runtime bound on a static dim is not clamped (position_ids[:, :seq_len] would read as 512 wide): such a slice must
+lie within the dim, and one that does not fails when the engine runs (STRICT_BOUNDS), never gives a wrong result.
+TensorRT's gather takes INT32/INT64 indices in [0, size), which is also all that index_select and embedding accept,
+so their indices pass through unchanged.
 """
 
 import torch
@@ -61,7 +62,7 @@ def slice(ctx, node, args):
     if end is None or not is_runtime(ctx, end) and end == _TO_END:
         end = size
     start = 0 if start is None else start
-    clamped = [is_runtime(ctx, v) and is_runtime(ctx, size) for v in (start, end)]
+    clamped = [is_runtime(ctx, size) and v is not size and (is_runtime(ctx, v) or v != 0) for v in (start, end)]
     start, end = (wrap_negative(ctx, v, size) for v in (start, end))
     if not any(is_runtime(ctx, v) for v in (start, end, size)):  # PyTorch clamps out-of-range bounds
         start, end = (min(max(v, 0), size) for v in (start, end))

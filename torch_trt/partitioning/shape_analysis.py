@@ -3,21 +3,22 @@
 `analyze(graph, input_specs, device, examples=None)` copies the graph, makes the shape and dtype
 of every tensor value of its top block an output (not the tensor, so each intermediate is freed
 at its last use as in a normal run), and runs the copy (through `torch._C._create_function_from_graph`).
-For a CUDA device, it runs first on meta tensors, its tensor constants moved to meta too, at the specs'
-opt shapes (the user's examples' shapes when given) and at the min and max shapes when a spec is
-dynamic: nothing is computed or allocated, where a run on the GPU held twice eager's activations (a
-batch-32 BERT-base). On the CPU, whose runs cost little, that would only add importing PyTorch's meta
-kernels (which import dynamo). A convolution recorded as aten::_convolution runs as aten::convolution there,
-whose meta kernel CUDA builds of PyTorch have. Where an op needs data (nonzero, item, a branch on a value), has no meta
-kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs on data, on
-`device`: on inputs at the opt shape (the user's example tensors when given), at the min and max shapes
-when a spec is dynamic (else on one more opt draw), and on a last opt draw. Random data can be invalid
-for a model (integer division by zero, indices out of range), so each run falls back to all-ones then
-all-zeros inputs; only the opt run, and min/max, must succeed. A dim that differs between runs whose
-inputs have the same shapes depends on the data (nonzero, masked_select): no engine profile can cover
-it, so such a tensor is marked with a `problem`. Plain non-tensor values (ints, lists of ints, ...)
-are recorded too: one that differs between runs depends on a dynamic shape or on tensor data,
-so an engine cannot evaluate it when it is built.
+For a CUDA device, it runs first on meta tensors, its tensor constants moved to meta too, at the specs' opt shapes
+(the user's examples' shapes when given) and at the min and max shapes when a spec is dynamic (and, where two or
+more dims vary, at two corners between, with those dims at min and max by turns, so that a size computed from two of
+them, as x[:, y.size(1):] is, takes its widest and narrowest): nothing is computed or allocated, where a run on the
+GPU held twice eager's activations (a batch-32 BERT-base). On the CPU, whose runs cost little, that would only add
+importing PyTorch's meta kernels (which import dynamo). A convolution recorded as aten::_convolution runs as
+aten::convolution there, whose meta kernel CUDA builds of PyTorch have. Where an op needs data (nonzero, item, a
+branch on a value), has no meta kernel or asks where a tensor is (`_DEVICE_QUERIES`), and on the CPU, the copy runs
+on data, on `device`: on inputs at the opt shape (the user's example tensors when given), at the min and max shapes
+when a spec is dynamic (else on one more opt draw), at those corners, and on a last opt draw. Random data can be
+invalid for a model (integer division by zero, indices out of range), so each run falls back to all-ones then
+all-zeros inputs; only the opt run, and min/max, must succeed (a corner may not suit a model that needs two dynamic
+dims equal). A dim that differs between runs whose inputs have the same shapes depends on the data (nonzero,
+masked_select): no engine profile can cover it, so such a tensor is marked with a `problem`. Plain non-tensor values
+(ints, lists of ints, ...) are recorded too: one that differs between runs depends on a dynamic shape or on tensor
+data, so an engine cannot evaluate it when it is built.
 """
 
 import logging
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._input import Input
+from .._input import Input, dynamic_dim_count, shapes_by_turns
 from ..errors import TorchTRTError
 from ..targets.dtypes import scalar_type
 from .support import is_tensor, reads_layout
@@ -92,11 +93,11 @@ def analyze(graph, input_specs, device, examples=None):
 
 
 def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
-    """The runs of `graph` on meta tensors (at the opt shapes, and at min and max where a spec is dynamic), its
-    tensor constants on meta too (module docstring). None where the graph needs data (nonzero, item, a branch on a
-    value) or an op has no meta kernel; the runs on data then settle it."""
+    """The runs of `graph` on meta tensors (at the opt shapes, and at min, max and the corners between where a spec
+    is dynamic), its tensor constants on meta too (module docstring). None where the graph needs data (nonzero, item,
+    a branch on a value) or an op has no meta kernel; the runs on data then settle it."""
     def on_meta(which):
-        return [_example(spec, which, "zeros", "meta") for spec in input_specs]
+        return [_example(spec, shape, "zeros", "meta") for spec, shape in zip(input_specs, _shapes(input_specs, which))]
 
     runs = [[torch.empty_like(t, device="meta") for t in examples] if examples is not None else on_meta("opt")]
     runs += [on_meta("min"), on_meta("max")] if dynamic else []
@@ -107,11 +108,17 @@ def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
                 node.t_("value", node.t("value").to("meta"))
         _without_backend_choice(meta)
         function = torch._C._create_function_from_graph("torch_trt_shape_analysis_on_meta", meta)
-        return [_outputs(function, kinds, inputs) for inputs in runs]
+        runs = [_outputs(function, kinds, inputs) for inputs in runs]
     except Exception as error:  # the graph reads data, or an op or a constant cannot be on meta
         logger.debug("shape analysis on meta tensors stopped (%s); the graph runs on example inputs",
                      str(error).strip().splitlines()[-1])
         return None
+    for which in _corners(input_specs):
+        try:
+            runs.append(_outputs(function, kinds, on_meta(which)))
+        except Exception as error:  # sizes the model needs equal differ there
+            logger.debug("shape analysis skipped a %s run: %s", which, str(error).strip().splitlines()[-1])
+    return runs
 
 
 def _without_backend_choice(graph):
@@ -128,6 +135,7 @@ def _runs_on_data(graph, kinds, input_specs, examples, dynamic, device):
     """The runs of `graph` on example inputs on `device` (module docstring), each trying the fills in turn."""
     function = torch._C._create_function_from_graph("torch_trt_shape_analysis", graph)
     varied = [("min", None, True), ("max", None, True)] if dynamic else [("opt", None, False)]
+    varied += [(which, None, False) for which in _corners(input_specs)]
     runs = []
     with torch.random.fork_rng(devices=_cuda_indices(device)):
         torch.manual_seed(0)  # the same shapes on every compile, and the caller's random state left alone
@@ -136,6 +144,20 @@ def _runs_on_data(graph, kinds, input_specs, examples, dynamic, device):
             if run is not None:
                 runs.append(run)
     return runs
+
+
+def _corners(input_specs):
+    """The runs at corners of the profiles besides min and max, with dynamic dims at min and max by turns (`which`
+    names for `_shapes`): a tensor computed from two of them (x[:, y.size(1):]) is widest or narrowest there. Only
+    where two or more dims vary; a run there may fail, where the model needs such dims equal."""
+    return ("min by turns", "max by turns") if dynamic_dim_count(input_specs) > 1 else ()
+
+
+def _shapes(input_specs, which):
+    """The input shapes of a run: the specs' min, opt or max shapes, or a corner (`_corners`)."""
+    if which.endswith(" by turns"):
+        return shapes_by_turns(input_specs, which.split()[0])
+    return [getattr(spec, f"{which}_shape") for spec in input_specs]
 
 
 def _is_cuda(device):
@@ -157,7 +179,8 @@ def _run(function, kinds, input_specs, which, given, device, required):
         if fill == "given":  # copies: the graph may write to its inputs in place
             inputs = [t.clone() for t in given]
         else:
-            inputs = [_example(spec, which, fill, device) for spec in input_specs]
+            shapes = _shapes(input_specs, which)
+            inputs = [_example(spec, shape, fill, device) for spec, shape in zip(input_specs, shapes)]
         try:
             return _outputs(function, kinds, inputs)
         except Exception as error:  # the model rejects this data; the next fill may suit it
@@ -182,11 +205,11 @@ def _outputs(function, kinds, inputs):
     return [tuple(t.shape) for t in inputs], values
 
 
-def _example(spec, which, fill, device):
+def _example(spec, shape, fill, device):
     if fill == "random":
-        return spec.example(which, device)
+        return Input(shape=shape, dtype=spec.dtype).example("opt", device)
     make = torch.ones if fill == "ones" else torch.zeros
-    return make(getattr(spec, f"{which}_shape"), dtype=spec.dtype, device=device)
+    return make(shape, dtype=spec.dtype, device=device)
 
 
 def _non_tensor_input(value):

@@ -313,7 +313,8 @@ class INetworkDefinition:
         """Raise a NetworkError naming the first layer with an output dim inferred static (the same at both probes)
         that has another size when the inputs have `shapes` (a profile's min, opt or max shapes, by input name).
         Every dynamic dim takes the same probe size, so a size computed from two of them can come out equal at both
-        probes (x[:, y.size(1):] is 0 wide), where TensorRT's symbolic shapes keep it dynamic, and a converter may
+        probes (x[:, y.size(1):] is 0 wide), and one clamped to a constant below the probes reads as that constant
+        (x[:, :4] of a dim that may be 2 wide), where TensorRT's symbolic shapes keep it dynamic, and a converter may
         have built on it (y * y.size(1) multiplied by 0). An engine output no layer reads is left alone: its values
         come from the run-time sizes. So are layers that do not run at these shapes: the engine checks those when it
         runs."""
@@ -335,7 +336,7 @@ class INetworkDefinition:
                 if wrong and id(output) not in unread_outputs:
                     raise NetworkError(f"{layer.name}: its output's shape was inferred as {inferred} while the "
                                        f"network was built, but is {tuple(meta.shape)} at the inputs' profile shapes "
-                                       f"{shapes}: a dim computed from two dynamic dims was taken for a static one")
+                                       f"{shapes}: a dim that varies with the inputs' shapes was taken for a static one")
 
 
 def _dynamic_dims_met(pairs):
