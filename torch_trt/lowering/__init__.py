@@ -11,6 +11,7 @@ import torch
 from . import builtin
 from .passes.convolution_forms import normalize_convolution
 from .passes.fold_constant_regions import fold_constant_regions
+from .passes.functional_in_place import remove_mutation_keeping_dtypes
 from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.remove_dead_loops import remove_dead_loops
@@ -24,7 +25,7 @@ logger = logging.getLogger(__name__)
 PASSES = [
     builtin.inline,
     type_as_to_to,  # before remove_mutation, which would drop a write through type_as's result
-    builtin.remove_mutation,
+    remove_mutation_keeping_dtypes,
     lower_fused_attention,
     remove_exception_branches,
     remove_dead_loops,

@@ -42,6 +42,14 @@ def replace_node(graph, node, replacement):
     node.destroy()
 
 
+def all_nodes(block):
+    """The block's nodes and those of every block nested in them."""
+    for node in block.nodes():
+        yield node
+        for inner in node.blocks():
+            yield from all_nodes(inner)
+
+
 def matching_nodes(graph, op, when=None):
     """The nodes (in nested blocks too) whose schema is `op` and that meet `when`."""
     return [node for node in graph.findAllNodes(op.split(".")[0], True)

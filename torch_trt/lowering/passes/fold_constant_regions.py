@@ -11,6 +11,7 @@ import torch
 
 from .. import builtin
 from ..mutation import writes_in_place, written_inputs
+from ..rewrite import all_nodes
 
 _PRIM_OPS = {"prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
              "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max", "prim::abs"}
@@ -51,17 +52,9 @@ def _shared_beyond(graph, nodes, escaping):
     """Whether one of the `escaping` tensors (or a view of one) is written in place by a node outside `nodes`, or is
     among the graph's outputs, which callers may write."""
     aliases = graph.alias_db()
-    outside = [v for node in _all_nodes(graph.block()) if node not in nodes for v in written_inputs(node)]
+    outside = [v for node in all_nodes(graph.block()) if node not in nodes for v in written_inputs(node)]
     return any(aliases.may_contain_alias(value, other) for value in escaping if value.type().kind() == "TensorType"
                for other in outside + list(graph.outputs()))
-
-
-def _all_nodes(block):
-    """The block's nodes and those of every block nested in them."""
-    for node in block.nodes():
-        yield node
-        for inner in node.blocks():
-            yield from _all_nodes(inner)
 
 
 def _components(region):

@@ -1,0 +1,61 @@
+"""In-place ops made functional keep the written tensor's dtype, as eager's in-place ops do, through both doors."""
+
+import pytest
+import torch
+
+import torch_trt
+from harness import FunctionModule
+
+i32, i64, f16, f32, bf16 = torch.int32, torch.int64, torch.float16, torch.float32, torch.bfloat16
+
+
+def _add(z, y):
+    z += y
+    return z
+
+
+def _mul(z, y):
+    z.mul_(y)
+    return z * 1
+
+
+def _addcmul(z, y):
+    z.addcmul_(y, y, value=3)
+    return z
+
+
+def _clamp_to_a_float_bound(z, y):
+    z.clamp_(min=y)
+    return z
+
+
+CASES = [  # id, in-place function of an intermediate z of x's dtype, x, y
+    ("int32_plus_int64_wraps", _add, torch.tensor([2 ** 31 - 1, 5], dtype=i32), torch.tensor([1, 2 ** 40])),
+    ("int8_times_int32_wraps", _mul, torch.tensor([100, -3], dtype=torch.int8), torch.tensor([3, 50], dtype=i32)),
+    ("float16_plus_float32_rounds", _add, torch.tensor([1.0, 2.0], dtype=f16), torch.tensor([1e-4, 3e-4])),
+    ("bfloat16_plus_float16", _add, torch.tensor([1.0, 3.0], dtype=bf16), torch.tensor([1e-3, 7e-3], dtype=f16)),
+    ("float16_addcmul_float32", _addcmul, torch.tensor([1.0, 2.0], dtype=f16), torch.tensor([0.01, 0.02])),
+    ("float16_clamp_float32", _clamp_to_a_float_bound, torch.tensor([1.0, 2.0], dtype=f16),
+     torch.tensor([1.0001, 0.5])),
+]
+
+
+def _program(in_place):
+    return lambda x, y: in_place((x * 2 - x).abs() + 1 - 1, y)
+
+
+@pytest.mark.parametrize("name,in_place,x,y", CASES, ids=[c[0] for c in CASES])
+def test_torchscript_door(name, in_place, x, y):
+    module = FunctionModule(_program(in_place)).eval()
+    specs = [torch_trt.Input(tuple(t.shape), dtype=t.dtype) for t in (x, y)]
+    compiled = torch_trt.compile(module, specs, target="reference", min_block_size=1)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, y), module(x, y), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name,in_place,x,y", CASES, ids=[c[0] for c in CASES])
+def test_dynamo_door(name, in_place, x, y, fresh_dynamo):
+    module = FunctionModule(_program(in_place)).eval()
+    compiled = torch.compile(module, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, y), module(x, y), rtol=0, atol=0)
