@@ -43,6 +43,27 @@ def test_traced_data_dependent_if_is_refused_naming_the_line():
     assert "can't take variable number of arguments" in message  # why scripting failed
 
 
+class ReadsAValueIntoPython(nn.Module):
+    def forward(self, x, *rest):
+        if x.max().item() > 0:
+            return x * 2
+        return x - 1
+
+
+class ShiftsByAValueReadIntoPython(nn.Module):
+    def forward(self, x, *rest):
+        return x - float(x.min())
+
+
+@pytest.mark.parametrize("module,line", [(ReadsAValueIntoPython, "if x.max().item() > 0:"),
+                                         (ShiftsByAValueReadIntoPython, "return x - float(x.min())")])
+def test_traced_values_read_into_python_are_refused_naming_the_line(module, line):
+    """`.item()` and float() of a tensor stay the example's values in a trace, as an `if` on a tensor does."""
+    with pytest.raises(LoweringError, match="allow_traced_control_flow=True") as caught:
+        torch_trt.compile(module(), inputs=[torch.randn(2, 3)], **REFERENCE)
+    assert line in str(caught.value)
+
+
 def test_refusal_holds_when_the_user_silenced_tracer_warnings():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)

@@ -2,8 +2,11 @@
 
 A trace records the ops one run executes: a Python `if` on a tensor's value keeps only the branch the
 example inputs took, and PyTorch says so only through a TracerWarning. Such a trace is refused (a
-LoweringError naming the source line) unless allow_traced_control_flow=True; PyTorch's other
-TracerWarnings (values read into Python, loops over a tensor) are logged at WARNING.
+LoweringError naming the source line) unless allow_traced_control_flow=True. So is one that reads a number out of
+a tensor (`x.max().item()`, `float(t)`, `t.tolist()`, another TracerWarning) and records another graph when traced
+again on other data of the same shapes: the trace fixed the example's value (a number read from a size, as in
+`math.sqrt(x.size(1))`, warns the same but traces the same). PyTorch's other TracerWarnings (loops over a tensor)
+are logged at WARNING.
 
 A trace also fixes what Python computes from input sizes (a loop over `range(x.size(1))`, `math.sqrt(x.size(1))`,
 `float(x.size(1))`) to the examples' sizes, mostly without a warning. For dynamic Inputs the module is traced again
@@ -23,6 +26,7 @@ from .graph_text import canonical_text
 logger = logging.getLogger(__name__)
 
 CONTROL_FLOW_WARNING = "Converting a tensor to a Python boolean"  # PyTorch's TracerWarning for `if tensor:`
+VALUE_READ_WARNING = "Converting a tensor to a "  # and for int(t), float(t), t.item(), t.tolist(), t.numpy(), ...
 
 
 def trace_module(module, examples, why_traced, allow_traced_control_flow, other_sizes=(), unequal_sizes=None):
@@ -43,6 +47,9 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
         if not issubclass(w.category, torch.jit.TracerWarning):  # not ours to judge: show it as Python would have
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     control_flow = [w for w in tracer_warnings if str(w.message).startswith(CONTROL_FLOW_WARNING)]
+    reads = [w for w in tracer_warnings if str(w.message).startswith(VALUE_READ_WARNING)]
+    if reads and not control_flow and not allow_traced_control_flow and _reads_example_values(module, traced, examples):
+        control_flow = reads
     if control_flow and not allow_traced_control_flow:
         raise LoweringError(_control_flow_refusal(type(module).__name__, control_flow, why_traced))
     for w in tracer_warnings:
@@ -54,19 +61,43 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
     return traced
 
 
+def _other_data(examples):
+    """Examples of the same shapes and dtypes with other values: floats negative where they were not, ints one more,
+    bools flipped (so `x.max().item() > 0` and `float(x.min())` read other numbers)."""
+    def other(t):
+        if t.dtype == torch.bool:
+            return ~t
+        return -t.abs() - 1 if t.is_floating_point() else t + 1
+    return [other(t) if isinstance(t, torch.Tensor) else t for t in examples]
+
+
+def _trace_text(module, examples):
+    """The canonical text of the module's trace on these examples, its TracerWarnings silenced."""
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        return canonical_text(torch.jit.trace(module, tuple(examples), check_trace=False).inlined_graph)
+
+
+def _reads_example_values(module, traced, examples):
+    """Whether tracing on other data of the same shapes records another graph: a number the trace read out of a
+    tensor was the example's."""
+    try:
+        return _trace_text(module, _other_data(examples)) != canonical_text(traced.inlined_graph)
+    except Exception:  # the model rejects that data
+        return False
+
+
 def _check_same_trace(module, traced, examples, why_traced, may_not_run=False):
     """Refuse the trace unless tracing at these examples' sizes records the same graph (or fails, if it may)."""
     name, shapes = type(module).__name__, [tuple(t.shape) for t in examples]
     try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
-            other = torch.jit.trace(module, tuple(examples), check_trace=False)
+        other = _trace_text(module, examples)
     except Exception as error:
         if may_not_run:
             return
         raise LoweringError(f"torch.jit.script failed on {name} ({why_traced}), and tracing it at input shapes "
                             f"{shapes}, in the range of its dynamic Inputs, failed: {error}") from error
-    if canonical_text(other.inlined_graph) != canonical_text(traced.inlined_graph):
+    if other != canonical_text(traced.inlined_graph):
         raise LoweringError(
             f"torch.jit.script failed on {name} ({why_traced}), and tracing it instead fixed what its Python code "
             f"computes from input sizes to the example's sizes: traced at input shapes {shapes} it records another "
@@ -77,10 +108,11 @@ def _check_same_trace(module, traced, examples, why_traced, may_not_run=False):
 def _control_flow_refusal(name, control_flow, why_traced):
     lines = "\n".join(f"  - {_where(w)}" for w in control_flow)
     return (f"torch.jit.script failed on {name} ({why_traced}), and tracing it instead fixed Python control flow "
-            f"that depends on tensor values to the branch the example inputs took, so other inputs would get "
-            f"silently wrong results:\n{lines}\n"
+            f"or values that depend on tensor values to the branch or value the example inputs gave, so other "
+            f"inputs would get silently wrong results:\n{lines}\n"
             "Make the module scriptable (or pass a torch.jit.script'ed module), or pass "
-            "allow_traced_control_flow=True if that branch is right for every input.")
+            "allow_traced_control_flow=True if that branch or value is right for every input (a value read from "
+            "a weight).")
 
 
 def _where(warning):
