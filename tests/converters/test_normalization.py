@@ -89,6 +89,27 @@ def test_normalization_of_half_types_computes_in_float32(name, module, converter
     check_converter(module, [(torch.randn(shape) * 300).to(dtype)], {converter}, device)
 
 
+def _batch_norm_with_stats(mean, var, eps, dtype):
+    norm = nn.BatchNorm2d(2, eps=eps)
+    with torch.no_grad():
+        norm.running_mean.fill_(mean)
+        norm.running_var.fill_(var)
+    return norm.to(dtype).eval()
+
+
+FAR_FROM_ZERO = [  # id, mean, var, eps, dtype: half batch norms whose folded shift cancels x * scale
+    ("fp16_shift_past_the_range", 100.0, 1e-6, 1e-7, F16),  # mean * scale is 3e5: the folded shift was inf, y NaN
+    ("fp16_shift_cancelling", 300.0, 0.01, 1e-5, F16),  # x * 10 - 3000 rounds to steps of 2 in float16
+    ("bf16_shift_cancelling", 30.0, 0.01, 1e-5, BF16),
+]
+
+
+@pytest.mark.parametrize("name,mean,var,eps,dtype", FAR_FROM_ZERO, ids=[c[0] for c in FAR_FROM_ZERO])
+def test_half_batch_norm_far_from_zero_mean_scales_in_float32(name, mean, var, eps, dtype, device):
+    x = (mean + torch.randn(2, 2, 3, 3) * var ** 0.5).to(dtype)
+    check_converter(_batch_norm_with_stats(mean, var, eps, dtype), [x], {BN}, device)
+
+
 class TrainingBatchNorm(nn.Module):
     """relu, then batch_norm in training mode on fixed running statistics."""
 

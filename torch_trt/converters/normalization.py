@@ -2,7 +2,9 @@
 instance_norm as one normalization layer.
 
 Scale and bias follow the input's dtype (networks are strongly typed); batch_norm folds its statistics
-into scale and shift in float64 before the cast. layer_norm, group_norm and instance_norm of half types
+into scale and shift in float64 before the cast, and scales a half input in float32 where the folded weights do not
+fit its dtype or the shift would cancel x * scale past what its precision affords (PyTorch computes half batch norm
+in float32). layer_norm, group_norm and instance_norm of half types
 normalize in float32 between casts, as PyTorch computes their statistics.
 """
 
@@ -26,6 +28,9 @@ def _inference(node, settings):
     return node.namedInput("training").toIValue() is False
 
 
+_CANCELLATION_ERROR = 2 ** -7  # the most, relative to a channel's output scale, that rounding its shift may add
+
+
 def _running_stats(ctx, node, args):
     """x * scale + shift per channel (dim 1), with scale and shift folded from the running statistics."""
     x = args["input"].itensor()
@@ -33,12 +38,28 @@ def _running_stats(ctx, node, args):
     mean, var = (constant_weights(args[name]).double() for name in ("running_mean", "running_var"))
     weight, bias = (args[name].optional(constant_weights) for name in ("weight", "bias"))
     scale = (var + args["eps"].to_float()).rsqrt() * (1.0 if weight is None else weight.double())
-    shift = (0.0 if bias is None else bias.double()) - mean * scale
+    bias = torch.zeros_like(mean) if bias is None else bias.double()
+    shift = bias - mean * scale
+    compute = dtype if _folds_in(dtype, mean, scale, bias, var.sqrt() * scale) else torch.float32
     view = x if rank >= 4 else reshape_trt_dims(ctx, x, (0,) * rank + (1,) * (4 - rank))  # scale takes rank >= 4
-    layer = ctx.net.add_scale_nd(view, ctx.trt.ScaleMode.CHANNEL, host_weights(ctx, shift, dtype),
-                                 host_weights(ctx, scale, dtype), None, 1)
-    y = layer.get_output(0)
+    layer = ctx.net.add_scale_nd(cast(ctx, view, compute), ctx.trt.ScaleMode.CHANNEL,
+                                 host_weights(ctx, shift, compute), host_weights(ctx, scale, compute), None, 1)
+    y = cast(ctx, layer.get_output(0), dtype)
     return ctx.set_output(node, [y if rank >= 4 else reshape_trt_dims(ctx, y, (0,) * rank)])
+
+
+def _folds_in(dtype, mean, scale, bias, spread):
+    """Whether x * scale + shift in `dtype` stays as close to PyTorch's (x - mean) * scale + bias as `dtype` allows:
+    its weights fit, and the shift, which cancels mean * scale, rounds by little against the output's scale
+    (`spread`, the channel's std times scale, plus its bias): a mean of 300 with a std of 0.1 loses the output in
+    float16."""
+    if dtype == torch.float32:
+        return True
+    shift, info = bias - mean * scale, torch.finfo(dtype)
+    if max(scale.abs().max(), shift.abs().max()) > info.max:
+        return False
+    cancelled = (mean * scale).abs() * info.eps
+    return bool((cancelled <= _CANCELLATION_ERROR * (spread.abs() + bias.abs())).all())
 
 
 @converter("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
