@@ -45,7 +45,9 @@ def specialize(graph, analyze, device, static_shapes):
             folded.append(node)
     for node, answer in queries:
         info = infos.get(node.inputsAt(0))
-        value = answer(node, info, torch.device(device)) if hasattr(info, "dtype") and not info.problem else None
+        follows_data = getattr(infos.get(node.output()), "follows_data", False)  # a size a data-decided branch gave
+        value = answer(node, info, torch.device(device)) if hasattr(info, "dtype") and not info.problem \
+            and not follows_data else None
         if value is not None:
             _replace(graph, node, value)
             folded.append(node)

@@ -21,6 +21,7 @@ masked_select): no engine profile can cover it, so such a tensor is marked with 
 data, so an engine cannot evaluate it when it is built.
 """
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ import torch
 from .._input import Input, dynamic_dim_count, shapes_by_turns
 from ..errors import TorchTRTError
 from ..targets.dtypes import scalar_type
+from .data_dependence import data_dependence
 from .support import is_tensor, reads_layout
 
 logger = logging.getLogger(__name__)
@@ -69,13 +71,17 @@ class ValueInfo:
     """What the example runs showed about one plain non-tensor value (int, float, bool, lists of them)."""
 
     values: tuple  # one per successful run
+    follows_data: bool = False  # read out of tensor data, or computed from such a value (data_dependence.py)
 
     @property
     def constant(self):
-        """Whether every run gave the same value: an engine may then evaluate it at build time."""
-        return all(value == self.values[0] for value in self.values)
+        """Whether every run gave the same value and no tensor's data decides it: an engine may then evaluate it at
+        build time."""
+        return not self.follows_data and all(value == self.values[0] for value in self.values)
 
     def describe(self):
+        if self.follows_data:
+            return f"follows tensor data ({', '.join(map(repr, self.values))} in the example runs)"
         return f"= {self.values[0]!r}" if self.constant else f"varies ({', '.join(map(repr, self.values))})"
 
 
@@ -89,7 +95,20 @@ def analyze(graph, input_specs, device, examples=None):
         runs = _runs_on_meta(copy, kinds, input_specs, examples, dynamic) if on_meta else None
         if runs is None:
             runs = _runs_on_data(copy, kinds, input_specs, examples, dynamic, device)
-    return {value: _info(value, index, runs) for index, value in enumerate(values)}
+    infos = {value: _info(value, index, runs) for index, value in enumerate(values)}
+    found = data_dependence(graph, infos.get)
+    return {value: _following_data(info, value.unique(), found) for value, info in infos.items()}
+
+
+def _following_data(info, unique, found):
+    """`info`, marked where the value follows tensor data (data_dependence.py): a plain value no engine may fix, a
+    tensor whose shape no engine profile describes."""
+    if isinstance(info, ValueInfo) and unique in found.values:
+        return dataclasses.replace(info, follows_data=True)
+    if isinstance(info, TensorInfo) and unique in found.shaped_by_data:
+        problem = info.problem or "has a shape that the values of a tensor decide (nonzero, a boolean mask, ...)"
+        return dataclasses.replace(info, problem=problem, shape_fixed_by_inputs=False)
+    return info
 
 
 def _runs_on_meta(graph, kinds, input_specs, examples, dynamic):
