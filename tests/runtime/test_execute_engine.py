@@ -118,3 +118,28 @@ def test_input_that_requires_grad_runs_without_grad_mode(no_grad_mode):
     with no_grad_mode():
         for got, want in zip(compiled(x, y), expected):
             torch.testing.assert_close(got, want)
+
+
+class MeansTheRowsInPyTorch(torch.nn.Module):
+    """nansum has no converter: x reaches no engine, and its size was folded for the compiled shape."""
+
+    def forward(self, x):
+        return torch.sigmoid(torch.nansum(x, 0) / x.size(0)) * 2 + 1
+
+
+@pytest.mark.parametrize("other", [torch.randn(5, 3), torch.randn(2, 3, dtype=torch.float16)], ids=["shape", "dtype"])
+def test_an_input_no_engine_receives_is_checked_against_its_input(other, tmp_path):
+    module = torch.jit.script(MeansTheRowsInPyTorch())
+    compiled = torch_trt.compile(module, [torch_trt.Input((2, 3))], target="reference", min_block_size=1)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), module(x))
+    torch.jit.save(compiled, tmp_path / "means.ts")
+    for loaded in (compiled, torch.jit.load(tmp_path / "means.ts")):
+        with pytest.raises(RuntimeError, match=r"input %x\S* is a .* the module was compiled for torch.float32"):
+            loaded(other)
+
+
+def test_inputs_engines_receive_are_checked_there_only():
+    """No check of its own for an input an engine takes: the engine checks it on every call."""
+    compiled, _, _ = _compile()
+    assert not compiled.graph.findAllNodes("torch_trt::check_input")

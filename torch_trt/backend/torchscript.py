@@ -10,6 +10,7 @@ from .._input import Input, shapes_by_turns
 from .._settings import CompileSettings
 from ..errors import LoweringError
 from ..lowering.frozen_attributes import fold_frozen_attributes
+from ..runtime.stitch import check_inputs_no_engine_receives
 from .pipeline import compile_frozen
 from .tracing import trace_module
 
@@ -33,7 +34,9 @@ def compile(module, inputs, **options):
     require grad while grad mode is on is an error (use torch.no_grad() or torch.inference_mode()).
     """
     frozen, specs, settings, device, examples = prepare(module, inputs, options)
-    return compile_frozen(frozen, specs, settings, device, examples)
+    compiled = compile_frozen(frozen, specs, settings, device, examples)
+    check_inputs_no_engine_receives(compiled.graph, specs)
+    return compiled
 
 
 def prepare(module, inputs, options):

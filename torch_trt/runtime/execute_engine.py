@@ -1,6 +1,7 @@
 """The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript;
 `torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8);
-and `torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
+`torch_trt::check_input`, the check of a module input that no engine receives (stitch.py); and
+`torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
 
 import torch
 
@@ -40,6 +41,24 @@ def cast_input(x, expected, dtype, name):
 
 
 _library.impl("cast_input", cast_input, "CompositeExplicitAutograd")
+
+
+# Conservative: the check returns nothing, and TorchScript removes no node with conservative alias analysis.
+_library.define("check_input(Tensor x, int[] min_shape, int[] max_shape, ScalarType dtype, str name) -> ()",
+                alias_analysis="CONSERVATIVE")
+
+
+def check_input(x, min_shape, max_shape, dtype, name):
+    """Raise EngineIOError unless `x` has `dtype` and a shape within [min_shape, max_shape] (its Input spec)."""
+    shape = tuple(x.shape)
+    if x.dtype != dtype or len(shape) != len(min_shape) or \
+            any(not low <= size <= high for low, size, high in zip(min_shape, shape, max_shape)):
+        raise EngineIOError(f"input %{name} is a {x.dtype} tensor of shape {shape}, but the module was compiled for "
+                            f"{dtype} with shapes from {tuple(min_shape)} to {tuple(max_shape)} (its Input); "
+                            "recompile with an Input covering it")
+
+
+_library.impl("check_input", check_input, "CompositeExplicitAutograd")
 
 
 # Conservative, as execute_engine: TorchScript's executor folds an aten::clone of a constant into the constant.

@@ -4,6 +4,10 @@ The segment's nodes must be contiguous (partitioning makes them so): the call go
 last one, so no node between the first and the last may read the segment's outputs. Segment
 inputs with an `input_casts` dtype are cast before the call (checked: torch_trt::cast_input), outputs with an
 `output_casts` dtype after it (truncate_long_and_double: int64/float64 narrowed for the engine, restored for PyTorch).
+
+`check_inputs_no_engine_receives` checks the module inputs no engine call receives against their Input specs: the
+graph was compiled for those shapes (its sizes folded where they are static), and an engine checks only its own
+inputs.
 """
 
 import torch
@@ -43,6 +47,23 @@ def stitch_engine(graph, segment, engine_bytes, target, device):
     for node in reversed(segment.nodes):
         node.destroy()
     return call
+
+
+def check_inputs_no_engine_receives(graph, specs):
+    """At the start of `graph` (a module's forward: its first input is the module), a torch_trt::check_input of each
+    tensor input that no engine call receives itself (or cast by torch_trt::cast_input)."""
+    received = {value.unique() for call in graph.findAllNodes("torch_trt::execute_engine")
+                for value in call.inputsAt(0).node().inputs()}
+    received |= {cast.inputsAt(0).unique() for cast in graph.findAllNodes("torch_trt::cast_input")
+                 if cast.output().unique() in received}
+    first = next(iter(graph.nodes()), graph.return_node())
+    for value, spec in zip(list(graph.inputs())[1:], specs):
+        if value.unique() in received:
+            continue
+        with graph.insert_point_guard(first):
+            arguments = [graph.insertConstant(c) for c in (list(spec.min_shape), list(spec.max_shape), spec.dtype,
+                                                            value.debugName())]
+            graph.insertNode(graph.create("torch_trt::check_input", [value] + arguments, 0))
 
 
 def _as_tensor(engine_bytes):
