@@ -45,17 +45,19 @@ def _program(in_place):
 
 
 @pytest.mark.parametrize("name,in_place,x,y", CASES, ids=[c[0] for c in CASES])
-def test_torchscript_door(name, in_place, x, y):
+def test_torchscript_door(name, in_place, x, y, device):
     module = FunctionModule(_program(in_place)).eval()
+    x, y = x.to(device), y.to(device)
     specs = [torch_trt.Input(tuple(t.shape), dtype=t.dtype) for t in (x, y)]
-    compiled = torch_trt.compile(module, specs, target="reference", min_block_size=1)
+    compiled = torch_trt.compile(module, specs, target="reference", min_block_size=1, device=device)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, y), module(x, y), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("name,in_place,x,y", CASES, ids=[c[0] for c in CASES])
-def test_dynamo_door(name, in_place, x, y, fresh_dynamo):
+def test_dynamo_door(name, in_place, x, y, device, fresh_dynamo):
     module = FunctionModule(_program(in_place)).eval()
+    x, y = x.to(device), y.to(device)
     compiled = torch.compile(module, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, y), module(x, y), rtol=0, atol=0)

@@ -130,7 +130,8 @@ class MeansTheRowsInPyTorch(torch.nn.Module):
 @pytest.mark.parametrize("other", [torch.randn(5, 3), torch.randn(2, 3, dtype=torch.float16)], ids=["shape", "dtype"])
 def test_an_input_no_engine_receives_is_checked_against_its_input(other, tmp_path):
     module = torch.jit.script(MeansTheRowsInPyTorch())
-    compiled = torch_trt.compile(module, [torch_trt.Input((2, 3))], target="reference", min_block_size=1)
+    compiled = torch_trt.compile(module, [torch_trt.Input((2, 3))], target="reference", min_block_size=1,
+                                 device="cpu")
     x = torch.randn(2, 3)
     torch.testing.assert_close(compiled(x), module(x))
     torch.jit.save(compiled, tmp_path / "means.ts")

@@ -5,7 +5,7 @@ cumsum (ICumulativeLayer).
 
 Registered from one table (schema -> ReduceOperation) feeding one builder. `dim` None or []
 reduces every dim; negative dims count from the end; `dtype=` casts the input first (a float
-mean of another float dtype averages in float32 and casts the mean, as PyTorch does). Result
+mean of another float dtype on the CPU averages in float32 and casts the mean, as PyTorch does there). Result
 dtypes follow PyTorch: integer and bool sums and products widen to int64; max and min keep the
 input dtype, computing in int32 when TensorRT's reduce refuses it (bool, int8, uint8).
 """
@@ -46,9 +46,11 @@ def _result_dtype(ctx, x, op_name, dtype):
 
 def _compute_dtype(ctx, x, op_name, dtype):
     """The dtype a reduction runs in: its result's (int32 where TensorRT's reduce refuses that), except that
-    PyTorch averages floats of another dtype in float32 and casts the mean (so 7e4 stays finite for float16)."""
+    PyTorch on the CPU averages floats of another dtype in float32 and casts the mean (so a mean of 7e4 and -7e4
+    stays finite for float16; on CUDA it casts the input first, and gives NaN)."""
     x_dtype = dtype_of(ctx, x)
-    if op_name == "AVG" and dtype.is_floating_point and x_dtype.is_floating_point and dtype != x_dtype:
+    on_cpu = torch.device(ctx.settings.device).type == "cpu"
+    if op_name == "AVG" and on_cpu and dtype.is_floating_point and x_dtype.is_floating_point and dtype != x_dtype:
         return torch.float32
     return dtype if dtype in _REDUCIBLE else torch.int32
 
