@@ -124,3 +124,24 @@ def test_the_size_queries_of_a_long_graph_are_settled_in_one_walk(monkeypatch):
     assert not specialize_module.specialize(graph, lambda: {}, "cpu", static_shapes=True)
     assert len(graph.findAllNodes("aten::size")) == 80
     assert len(steps) < 3 * node_count
+
+
+class EditsItsSizes(torch.nn.Module):
+    def forward(self, x):
+        s = x.size()
+        s[0] = -1
+        s.append(1)
+        for i in range(len(s) - 1):
+            s[i] = s[i] + 1
+        return x.reshape(x.size(0), -1, 1) * 2, s
+
+
+def test_a_list_of_static_sizes_written_in_place_is_a_new_list_on_every_call():
+    """Folded to one constant list, the writes were dropped (or applied to the constant on every call)."""
+    module = torch.jit.script(EditsItsSizes().eval())
+    compiled = torch_trt.compile(module, inputs=[torch_trt.Input((4, 3))], target="reference", min_block_size=1)
+    x = torch.randn(4, 3)
+    for _ in range(3):
+        (y, sizes), (expected_y, expected_sizes) = compiled(x), module(x)
+        torch.testing.assert_close(y, expected_y)
+        assert sizes == expected_sizes == [0, 4, 1]

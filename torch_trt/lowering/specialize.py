@@ -143,9 +143,15 @@ def _make_fresh(graph, node, info, device):
 
 
 def _replace(graph, node, value):
-    """Make the uses of `node`'s output read the constant `value` instead."""
+    """Make the uses of `node`'s output read the constant `value` instead; a list of sizes as a new list on every
+    run (a ListConstruct of constants), as `x.size()` gives one: the code may write to it (`s = x.size(); s[0] = -1`),
+    and a constant list would keep every run's writes."""
     with graph.insert_point_guard(node):
-        constant = graph.insertConstant(value)
+        if isinstance(value, list):
+            items = graph.insertNode(graph.create("prim::ListConstruct", [graph.insertConstant(v) for v in value]))
+            constant = items.output().setType(torch._C.ListType.ofInts())
+        else:
+            constant = graph.insertConstant(value)
     node.output().replaceAllUsesWith(constant)
 
 
