@@ -24,6 +24,18 @@ def _addcmul(z, y):
     return z
 
 
+def _add_twice(z, y):
+    z.add_(y)
+    z.add_(y)  # its `self` is the first write's result once both are functional
+    return z
+
+
+def _add_then_mul(z, y):
+    z.add_(y * 1000)
+    z.mul_(y)
+    return z
+
+
 def _clamp_to_a_float_bound(z, y):
     z.clamp_(min=y)
     return z
@@ -35,6 +47,10 @@ CASES = [  # id, in-place function of an intermediate z of x's dtype, x, y
     ("float16_plus_float32_rounds", _add, torch.tensor([1.0, 2.0], dtype=f16), torch.tensor([1e-4, 3e-4])),
     ("bfloat16_plus_float16", _add, torch.tensor([1.0, 3.0], dtype=bf16), torch.tensor([1e-3, 7e-3], dtype=f16)),
     ("float16_addcmul_float32", _addcmul, torch.tensor([1.0, 2.0], dtype=f16), torch.tensor([0.01, 0.02])),
+    ("int32_plus_int64_twice_wraps", _add_twice, torch.full((2, 3), 2 ** 31 - 5, dtype=i32),
+     torch.full((2, 3), 4)),
+    ("float16_writes_overflow_to_inf", _add_then_mul, torch.tensor([60000.0, 1.0], dtype=f16),
+     torch.tensor([2.0, 1e-4])),
     ("float16_clamp_float32", _clamp_to_a_float_bound, torch.tensor([1.0, 2.0], dtype=f16),
      torch.tensor([1.0001, 0.5])),
 ]
