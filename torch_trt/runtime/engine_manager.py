@@ -173,7 +173,9 @@ class EngineRunner:
             shape = tuple(tensor.shape)
             if len(shape) != len(low) or any(not lo <= d <= hi for lo, d, hi in zip(low, shape, high)):
                 raise EngineIOError(f"engine input {index} has shape {shape}, outside the engine's profile "
-                                    f"min={low} max={high}; recompile with an Input covering it")
+                                    f"min={low} max={high}; recompile with an Input covering it (where the model "
+                                    "computes this tensor, its shape follows the data or sizes the compile's example "
+                                    "runs did not reach; torch_executed_ops can keep the op making it in PyTorch)")
 
     def __call__(self, tensors):
         self.check_inputs(tensors)
