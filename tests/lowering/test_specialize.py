@@ -139,7 +139,8 @@ class EditsItsSizes(torch.nn.Module):
 def test_a_list_of_static_sizes_written_in_place_is_a_new_list_on_every_call():
     """Folded to one constant list, the writes were dropped (or applied to the constant on every call)."""
     module = torch.jit.script(EditsItsSizes().eval())
-    compiled = torch_trt.compile(module, inputs=[torch_trt.Input((4, 3))], target="reference", min_block_size=1)
+    compiled = torch_trt.compile(module, inputs=[torch_trt.Input((4, 3))], target="reference", min_block_size=1,
+                                 device="cpu")
     x = torch.randn(4, 3)
     for _ in range(3):
         (y, sizes), (expected_y, expected_sizes) = compiled(x), module(x)
