@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .support import is_tensor
+from .support import DATA_READERS, is_tensor
 
 # Ops whose result's shape follows the values of a tensor they read (aten::index with a boolean mask, and
 # repeat_interleave with repeats in a tensor: `_shaped_by_data`).
@@ -30,12 +30,6 @@ DATA_SHAPED_OPS = frozenset({
     "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::masked_select", "aten::unique",
     "aten::_unique", "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive", "aten::unique_dim_consecutive",
     "aten::bincount",
-})
-# Ops reading a tensor's values into a plain value.
-DATA_READS = frozenset({
-    "aten::Int", "aten::Float", "aten::Bool", "aten::Complex", "aten::item", "aten::tolist", "prim::tolist",
-    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::ComplexImplicit", "aten::is_nonzero",
-    "aten::equal", "aten::allclose",
 })
 _MASK_DTYPES = (torch.bool, torch.uint8)
 
@@ -70,7 +64,7 @@ def _walk(block, data, found, info):
         reads_uncertain = any(value in found.shape_may_follow_data for value in read)
         for value in node.outputs():
             if not is_tensor(value):
-                if reads_value or reads_shaped or reads_uncertain or reads_data and node.kind() in DATA_READS:
+                if reads_value or reads_shaped or reads_uncertain or reads_data and node.kind() in DATA_READERS:
                     found.values.add(value.unique())
                 continue
             if reads_data or reads_value:

@@ -26,8 +26,11 @@ def op_names(node):
 
 # Ops that turn tensor data into a plain value. A compile-time value may only come from constants and shapes, so
 # these run in PyTorch unless they read a constant: the value an example run saw is not the value of every call.
-DATA_READERS = {"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit", "aten::item", "aten::tolist",
-                "aten::is_nonzero"}
+DATA_READERS = frozenset({
+    "aten::Int", "aten::Float", "aten::Bool", "aten::Complex", "aten::item", "aten::tolist", "prim::tolist",
+    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::ComplexImplicit", "aten::is_nonzero",
+    "aten::equal", "aten::allclose",
+})
 _SCALAR_SOURCES = {"prim::Constant", "prim::NumToTensor"}  # tensors whose data is a constant or a plain value (a
 # traced `x.size(0)` is NumToTensor(size) read back by aten::Int): reading them reads no tensor data
 
