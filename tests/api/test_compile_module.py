@@ -57,10 +57,13 @@ class ShiftsByAValueReadIntoPython(nn.Module):
 
 @pytest.mark.parametrize("module,line", [(ReadsAValueIntoPython, "if x.max().item() > 0:"),
                                          (ShiftsByAValueReadIntoPython, "return x - float(x.min())")])
-def test_traced_values_read_into_python_are_refused_naming_the_line(module, line):
-    """`.item()` and float() of a tensor stay the example's values in a trace, as an `if` on a tensor does."""
+@pytest.mark.parametrize("sign", [1, -1], ids=["positive_example", "negative_example"])
+def test_traced_values_read_into_python_are_refused_naming_the_line(module, line, sign):
+    """`.item()` and float() of a tensor stay the example's values in a trace, as an `if` on a tensor does; found
+    whichever side of the branch the example took."""
+    example = sign * (torch.rand(2, 3) + 0.1)
     with pytest.raises(LoweringError, match="allow_traced_control_flow=True") as caught:
-        torch_trt.compile(module(), inputs=[torch.randn(2, 3)], **REFERENCE)
+        torch_trt.compile(module(), inputs=[example], **REFERENCE)
     assert line in str(caught.value)
 
 

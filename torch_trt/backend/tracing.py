@@ -62,13 +62,14 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
 
 
 def _other_data(examples):
-    """Examples of the same shapes and dtypes with other values: floats negative where they were not, ints one more,
-    bools flipped (so `x.max().item() > 0` and `float(x.min())` read other numbers)."""
-    def other(t):
+    """Two example lists of the same shapes and dtypes with other values, one all positive and one all negative
+    (bools all true, then all false), so `x.max().item() > 0` and `float(x.min())` read other numbers in one of them
+    whatever the examples held."""
+    def signed(t, sign):
         if t.dtype == torch.bool:
-            return ~t
-        return -t.abs() - 1 if t.is_floating_point() else t + 1
-    return [other(t) if isinstance(t, torch.Tensor) else t for t in examples]
+            return torch.full_like(t, sign > 0)
+        return sign * (t.abs() + 1)
+    return [[signed(t, sign) if isinstance(t, torch.Tensor) else t for t in examples] for sign in (1, -1)]
 
 
 def _trace_text(module, examples):
@@ -81,8 +82,12 @@ def _trace_text(module, examples):
 def _reads_example_values(module, traced, examples):
     """Whether tracing on other data of the same shapes records another graph: a number the trace read out of a
     tensor was the example's."""
+    return any(_traces_otherwise(module, traced, other) for other in _other_data(examples))
+
+
+def _traces_otherwise(module, traced, examples):
     try:
-        return _trace_text(module, _other_data(examples)) != canonical_text(traced.inlined_graph)
+        return _trace_text(module, examples) != canonical_text(traced.inlined_graph)
     except Exception:  # the model rejects that data
         return False
 
