@@ -1,9 +1,13 @@
 """Helpers shared by converter families: constants, dtype promotion, broadcasting, dims and axes."""
 
+import logging
+
 import torch
 
 from ..conversion.shape_tensors import as_int64, is_runtime, reshape_to_shape_tensor, shape_vector
 from ..targets.dtypes import HALF_DTYPES, torch_dtype, trt_dtype
+
+logger = logging.getLogger(__name__)
 
 
 def rank(tensor):
@@ -78,6 +82,28 @@ def compute_dtype(ctx, dtype, candidates=HALF_DTYPES):
             if reduced in ctx.settings.enabled_precisions:
                 return reduced
     return dtype
+
+
+def reduced_weights(ctx, weights, dtype):
+    """Compile-time float32 `weights` in the `dtype` that compute_dtype chose. Into float16 they convert as TensorRT
+    converts weights to FP16, with a warning naming the node: finite values past its range clamp to its largest,
+    nonzero values below its smallest subnormal become that subnormal (with their sign), where a plain cast would
+    give inf and 0. bfloat16 holds float32's range."""
+    if dtype != torch.float16 or weights.dtype != torch.float32:
+        return weights.to(dtype)
+    info = torch.finfo(dtype)
+    smallest = info.smallest_normal * info.eps  # the smallest subnormal, 2 ** -24
+    magnitude = weights.abs()
+    too_large = magnitude.isfinite() & (magnitude > info.max)
+    too_small = (magnitude > 0) & (magnitude < smallest)
+    if too_large.any() or too_small.any():
+        logger.warning("%s -> %%%s: enabled_precisions runs it in float16, and of its float32 weights %d exceed float16's "
+                       "range (clamped to +-%g) and %d nonzero ones lie below its smallest subnormal (raised to +-%.3g), "
+                       "as TensorRT converts weights to FP16: its results may be far from float32's. Rescale those "
+                       "weights, or leave torch.float16 out of enabled_precisions.", ctx.node.kind(),
+                       ctx.node.outputsAt(0).debugName(), int(too_large.sum()), info.max, int(too_small.sum()), smallest)
+    weights = torch.where(too_large, weights.sign() * info.max, weights)
+    return torch.where(too_small, weights.sign() * smallest, weights).to(dtype)
 
 
 def cast(ctx, tensor, dtype):

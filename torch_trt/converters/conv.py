@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from ..conversion.registry import converter
-from ._helpers import cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, spatial_view, unview
+from ._helpers import (cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, reduced_weights, spatial_view,
+                       unview)
 
 
 def _output_padding(kernel, padding, dilation, output_padding):
@@ -36,8 +37,8 @@ def convolution(ctx, node, args):
         padding, post = padding + [0], post + [0]
     add = ctx.net.add_deconvolution_nd if transposed else ctx.net.add_convolution_nd
     maps = kernel.shape[1] * groups if transposed else kernel.shape[0]
-    layer = add(spatial_view(ctx, cast(ctx, x, dtype), n), maps, tuple(kernel.shape[2:]), host_weights(ctx, kernel, dtype),
-                None if bias is None else host_weights(ctx, bias, dtype))
+    weights = (None if w is None else host_weights(ctx, reduced_weights(ctx, w, dtype), dtype) for w in (kernel, bias))
+    layer = add(spatial_view(ctx, cast(ctx, x, dtype), n), maps, tuple(kernel.shape[2:]), *weights)
     layer.num_groups, layer.stride_nd, layer.dilation_nd = groups, stride, dilation
     layer.pre_padding, layer.post_padding = padding, post
     return ctx.set_output(node, [cast(ctx, unview(ctx, layer.get_output(0), rank, n), dtype_of(ctx, x))])

@@ -14,19 +14,22 @@ import torch
 
 from ..conversion.registry import converter
 from ._helpers import (axes_mask, cast, compute_dtype, dtype_of, elementwise, promote_types, rank,
-                       unsqueeze, unsqueeze_to_rank)
+                       reduced_weights, unsqueeze, unsqueeze_to_rank)
 
 
 def _operand(ctx, tensor, batch_dims, dtype):
-    """(tensor as dtype with `batch_dims` leading dims, its MatrixOperation): VECTOR for 1-D, else NONE."""
+    """(tensor as dtype with `batch_dims` leading dims, its MatrixOperation): VECTOR for 1-D, else NONE. A
+    compile-time tensor becomes a constant of dtype (reduced_weights)."""
+    if not isinstance(tensor, ctx.trt.ITensor):
+        tensor = ctx.constant(reduced_weights(ctx, tensor, dtype))
     core = 1 if rank(tensor) == 1 else 2
     op = ctx.trt.MatrixOperation.VECTOR if core == 1 else ctx.trt.MatrixOperation.NONE
     return unsqueeze_to_rank(ctx, cast(ctx, tensor, dtype), batch_dims + core), op
 
 
 def _product(ctx, a, b, b_transposed=False):
-    """torch.matmul(a, b) as an ITensor of the operands' promoted dtype; `b_transposed`: b holds the right operand's
-    transpose (its last two dims swapped)."""
+    """torch.matmul(a, b) as an ITensor of the operands' promoted dtype; each operand an ITensor or a compile-time
+    tensor; `b_transposed`: b holds the right operand's transpose (its last two dims swapped)."""
     if 0 in (rank(a), rank(b)):
         raise ValueError("matmul operands must have at least one dim")
     dtype = promote_types(ctx, a, b)
@@ -46,17 +49,22 @@ def _product(ctx, a, b, b_transposed=False):
 @converter("aten::matmul(Tensor self, Tensor other) -> Tensor")
 def matmul(ctx, node, args):
     """torch.matmul: dot, vector-matrix, matrix-vector and batched products with broadcast batch dims."""
-    return ctx.set_output(node, [_product(ctx, args[0].itensor(), *_right_operand(ctx, args[1]))])
+    return ctx.set_output(node, [_product(ctx, _operand_value(args[0]), *_right_operand(ctx, args[1]))])
 
 
 def _right_operand(ctx, arg):
-    """(ITensor, transposed) of matmul's right operand: a compile-time matrix that is the transposed view of a
-    contiguous tensor becomes a constant of that tensor, transposed=True; anything else is itself."""
+    """(operand, transposed) of matmul's right operand: a compile-time matrix that is the transposed view of a
+    contiguous tensor becomes that tensor, transposed=True; anything else is itself."""
     value = arg.value
     if not arg.is_itensor() and isinstance(value, torch.Tensor) and value.dim() >= 2 and not value.is_contiguous() \
             and value.mT.is_contiguous():
-        return ctx.constant(value.mT), True
-    return arg.itensor(), False
+        return value.mT, True
+    return _operand_value(arg), False
+
+
+def _operand_value(arg):
+    """A product operand's ITensor, or its compile-time tensor (made a constant in the product's compute dtype)."""
+    return arg.value if not arg.is_itensor() and isinstance(arg.value, torch.Tensor) else arg.itensor()
 
 
 def _add_scaled(ctx, node, args, product):
@@ -76,13 +84,13 @@ def _add_scaled(ctx, node, args, product):
 @converter("aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
 def baddbmm(ctx, node, args):
     """beta * self + alpha * (batch1 @ batch2), self broadcast to the batched product."""
-    return _add_scaled(ctx, node, args, _product(ctx, args["batch1"].itensor(), args["batch2"].itensor()))
+    return _add_scaled(ctx, node, args, _product(ctx, _operand_value(args["batch1"]), _operand_value(args["batch2"])))
 
 
 @converter("aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
 def addbmm(ctx, node, args):
     """beta * self + alpha * the sum over the batch of batch1 @ batch2."""
-    products = _product(ctx, args["batch1"].itensor(), args["batch2"].itensor())
+    products = _product(ctx, _operand_value(args["batch1"]), _operand_value(args["batch2"]))
     total = ctx.net.add_reduce(products, ctx.trt.ReduceOperation.SUM, axes_mask([0], 3), False).get_output(0)
     return _add_scaled(ctx, node, args, total)
 
