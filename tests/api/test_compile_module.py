@@ -239,6 +239,29 @@ def test_a_trace_that_holds_at_every_size_compiles_for_dynamic_inputs():
         torch.testing.assert_close(compiled(x), ReshapesByASize()(x))
 
 
+class ReturnsNumbersFromSizes(nn.Module):
+    def forward(self, x, *rest):  # *rest: not scriptable, so traced
+        return x.relu(), x.size(0) * 2, (x.size(1) / 2.0, x.size(0) > 2), [x.size(0), x.size(1)], x.sum()
+
+
+def test_a_traced_module_returns_the_numbers_it_returns_in_eager(tmp_path):
+    """A trace records numbers computed from sizes as 0-d tensors; the compiled module returns them as eager does,
+    following the sizes, after a save and load too (a 0-d tensor result stays one)."""
+    model = ReturnsNumbersFromSizes()
+    compiled = torch_trt.compile(model, inputs=[torch_trt.Input(min_shape=(1, 5), opt_shape=(4, 5),
+                                                                max_shape=(8, 5))], device="cpu", **REFERENCE)
+    torch.jit.save(compiled, tmp_path / "numbers.ts")
+    loaded = torch.jit.load(tmp_path / "numbers.ts")
+    for module in (compiled, loaded):
+        for rows in (4, 1, 7):
+            x = torch.randn(rows, 5)
+            with torch.no_grad():
+                out, expected = module(x), model(x)
+            assert out[1:4] == expected[1:4] and type(out[1]) is int and type(out[2][0]) is float
+            assert type(out[2][1]) is bool and all(type(size) is int for size in out[3])
+            torch.testing.assert_close(out[4], expected[4])
+
+
 def test_a_forward_taking_a_non_tensor_gets_an_error_naming_the_argument():
     """A scripted ConvTranspose2d's forward takes output_size: the error read 'graph input %output_size.1 is not a
     tensor'."""

@@ -22,6 +22,7 @@ import torch
 
 from ..errors import LoweringError
 from .graph_text import canonical_text
+from .traced_numbers import restore_returned_numbers
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
         _check_same_trace(module, traced, sized, why_traced)
     if unequal_sizes is not None:
         _check_same_trace(module, traced, unequal_sizes, why_traced, may_not_run=True)
+    restore_returned_numbers(module, traced, examples)
     return traced
 
 
