@@ -36,6 +36,7 @@ def traceable_copy(gm, hidden=()):
         output.args = (type(output.args[0])([*output.args[0], *(named[name] for name in hidden)]),)
     _bool_scalars_as_numbers(graph)
     _fresh_tensor_literals(graph)
+    _float_size_arithmetic_in_double(graph)
     for node in reversed(list(graph.nodes)):
         unused_number = not node.users and isinstance(node.meta.get("example_value"), (torch.SymBool, torch.SymInt))
         if node.op == "call_function" and (node.target in _RUNTIME_ASSERTS or unused_number):
@@ -64,6 +65,46 @@ def _fresh_tensor_literals(graph):
 
 
 _TENSOR_LITERALS = (torch.tensor, torch.as_tensor, torch.scalar_tensor)
+
+
+def _float_size_arithmetic_in_double(graph):
+    """Float arithmetic on dynamic sizes (`x.size(0) * 0.7 + 1.0`, a SymFloat) computed in float64, as Python computes
+    it. The trace records a size as an int64 0-d tensor, and an int tensor times a float is a float32 one: the end
+    of `arange(1.0, n * 0.7 + 1.0, 0.7)` rounded up past a step, one element more than eager. Float64 stays in
+    PyTorch (TensorRT has no float64), where these few scalar ops belong. A result that a float tensor op takes as
+    its Scalar (`x * (n / 3)`) is rounded to float32 there, as PyTorch's kernels round it, so that op can still run in
+    an engine; arange and its kind compute their length from it, in double."""
+    for node in list(graph.nodes):
+        if node.op != "call_function" or not isinstance(node.meta.get("example_value"), torch.SymFloat):
+            continue
+        for size in {arg for arg in node.all_input_nodes if isinstance(arg.meta.get("example_value"), torch.SymInt)}:
+            _insert_between(graph, size, node, _traced_in_double)
+        for user in list(node.users):
+            example = user.meta.get("example_value")
+            if isinstance(example, torch.Tensor) and example.dtype in _FLOAT32_OPMATH and user.target not in _RANGES:
+                _insert_between(graph, node, user, _traced_in_float32)
+
+
+_FLOAT32_OPMATH = (torch.float32, torch.float16, torch.bfloat16)  # dtypes whose kernels take a Scalar as float32
+_RANGES = (torch.arange, torch.range, torch.linspace, torch.logspace)
+
+
+def _insert_between(graph, value, user, function):
+    """`user` reading function(value) where it read `value`."""
+    with graph.inserting_before(user):
+        converted = graph.call_function(function, (value,))
+    converted.meta = dict(value.meta)
+    user.replace_input_with(value, converted)
+
+
+def _traced_in_double(size):
+    """A size as the trace records it, a 0-d tensor, in float64; a static size is a Python int already."""
+    return size.double() if isinstance(size, torch.Tensor) else size
+
+
+def _traced_in_float32(number):
+    """A float the trace records as a float64 0-d tensor, in float32; a static one is a Python float already."""
+    return number.float() if isinstance(number, torch.Tensor) else number
 
 
 def _bool_scalars_as_numbers(graph):
