@@ -38,8 +38,8 @@ def _scaled_plus_dead_branch(network, x):
 
 def _run(engine, x):
     context = engine.create_execution_context()
-    y = torch.empty(2, 3)
-    context.set_input_shape("x", (2, 3))
+    y = torch.empty(x.shape)
+    context.set_input_shape("x", tuple(x.shape))
     context.set_tensor_address("x", x.data_ptr())
     context.set_tensor_address("y", y.data_ptr())
     assert context.execute_async_v3(0)
@@ -60,19 +60,21 @@ def test_constants_are_folded_and_dead_layers_dropped():
     torch.testing.assert_close(_run(engine, x), torch.relu(x * 6))
 
 
+DIVISORS = [[2.0, 2.0, np.inf, 0.0], [-np.inf, 2.0, 0.0, 0.0]]
+
+
 def _floor_divided_by_a_constant(network, x):
-    divisor = network.add_constant((2, 3), trt.Weights(np.array([[2.0, 2.0, np.inf], [-np.inf, 2.0, 0.0]],
-                                                                 dtype=np.float32))).get_output(0)
+    divisor = network.add_constant((2, 4), trt.Weights(np.array(DIVISORS, dtype=np.float32))).get_output(0)
     return network.add_elementwise(x, divisor, trt.ElementWiseOperation.FLOOR_DIV).get_output(0)
 
 
 def test_floor_division_of_infinities_is_the_same_at_every_level():
     """Generated code computed floor(a / b): inf for inf // 2 and -0.0 for -1 // inf, where the layer (PyTorch's
-    kernel) and levels below code generation give NaN and -1."""
-    x = torch.tensor([[np.inf, -np.inf, -1.0], [1.0, 5.0, 1.0]])
-    expected = torch.div(x, torch.tensor([[2.0, 2.0, np.inf], [-np.inf, 2.0, 0.0]]), rounding_mode="floor")
+    kernel) and levels below code generation give NaN and -1; and +-inf // 0 is +-inf, as PyTorch's kernel gives."""
+    x = torch.tensor([[np.inf, -np.inf, -1.0, np.inf], [1.0, 5.0, 1.0, -np.inf]])
+    expected = torch.div(x, torch.tensor(DIVISORS), rounding_mode="floor")
     for level in (1, 4):  # CPU code generation starts at level 4
-        torch.testing.assert_close(_run(_engine(_floor_divided_by_a_constant, level=level), x), expected,
+        torch.testing.assert_close(_run(_engine(_floor_divided_by_a_constant, (2, 4), level), x), expected,
                                    equal_nan=True)
 
 
