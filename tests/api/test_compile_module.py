@@ -286,3 +286,32 @@ def test_an_embedding_with_max_norm_is_refused(scripted):
     module = torch.jit.script(LooksUpNormalisedRows()) if scripted else LooksUpNormalisedRows()
     with pytest.raises(LoweringError, match=r"Embedding 'table' has max_norm=0.5, whose renormalisation TorchScript"):
         torch_trt.compile(module, inputs=[torch.tensor([[0, 2], [2, 5]])], device="cpu", **REFERENCE)
+
+
+class CallsEmbeddingWithMaxNorm(nn.Module):
+    def __init__(self, bag):
+        super().__init__()
+        self.weight, self.bag = nn.Parameter(torch.randn(6, 4) * 3), bag
+
+    def forward(self, ids):
+        if self.bag:
+            return nn.functional.embedding_bag(ids, self.weight, max_norm=0.5) * 2
+        return nn.functional.embedding(ids, self.weight, max_norm=0.5) * 2
+
+
+@pytest.mark.parametrize("bag", [False, True], ids=["embedding", "embedding_bag"])
+def test_a_functional_embedding_with_max_norm_is_refused_naming_the_line(bag):
+    """Called in forward, the max_norm shows only in the scripted call; the engine returned unrenormalised rows."""
+    with pytest.raises(LoweringError, match=r"F\.embedding(_bag)? is called with a max_norm at .*test_compile_module"):
+        torch_trt.compile(CallsEmbeddingWithMaxNorm(bag), inputs=[torch.tensor([[0, 2], [2, 5]])], device="cpu",
+                          **REFERENCE)
+
+
+def test_a_functional_embedding_without_max_norm_compiles():
+    class LooksUp(CallsEmbeddingWithMaxNorm):
+        def forward(self, ids):
+            return nn.functional.embedding(ids, self.weight) * 2
+
+    ids, model = torch.tensor([[0, 2], [2, 5]]), LooksUp(False)
+    compiled = torch_trt.compile(model, inputs=[ids], device="cpu", **REFERENCE)
+    torch.testing.assert_close(compiled(ids), model(ids))

@@ -63,8 +63,9 @@ def prepare(module, inputs, options):
                      for i, e in zip(inputs, examples)]] if other_sizes else []
     unequal_sizes = _min_and_max_by_turns(inputs, examples, device) if other_sizes else None
     with quiet_torchscript(), eval_mode(module):
-        frozen = torch.jit.freeze(to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes,
-                                                   unequal_sizes))
+        scripted = to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes, unequal_sizes)
+        _refuse_embedding_calls_with_max_norm(scripted)
+        frozen = torch.jit.freeze(scripted)
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
 
@@ -115,6 +116,26 @@ def _refuse_embeddings_with_max_norm(module):
                 "TorchScript leaves out, so the compiled module would return rows longer than max_norm. Renormalise "
                 "the weight once (torch.embedding_renorm_(weight, torch.arange(num_embeddings), max_norm, norm_type) "
                 "under torch.no_grad()) and set max_norm=None, or compile with torch.compile(backend=\"tensorrt\").")
+
+
+def _refuse_embedding_calls_with_max_norm(scripted):
+    """The same for a forward that calls F.embedding or F.embedding_bag itself with a max_norm: the scripted call
+    (prim::CallFunction, before inlining) is the last place that argument shows."""
+    for module in scripted.modules():
+        for method in map(module._c._get_method, module._c._method_names()):
+            for call in method.graph.findAllNodes("prim::CallFunction"):
+                function = call.inputsAt(0).node()
+                name = function.s("name") if function.hasAttribute("name") else None
+                if name in _MAX_NORM_POSITION and call.inputsAt(_MAX_NORM_POSITION[name]).type().kind() != "NoneType":
+                    where = (call.sourceRange().strip().splitlines() or ["?"])[0]
+                    raise LoweringError(
+                        f"F.{name} is called with a max_norm at {where}, whose renormalisation TorchScript leaves out, "
+                        "so the compiled module would return rows longer than max_norm. Renormalise the weight once "
+                        "(torch.embedding_renorm_(weight, torch.arange(weight.size(0)), max_norm, norm_type) under "
+                        "torch.no_grad()) and pass max_norm=None, or compile with torch.compile(backend=\"tensorrt\").")
+
+
+_MAX_NORM_POSITION = {"embedding": 4, "embedding_bag": 4}  # in the call's inputs, after the function itself
 
 
 def _min_and_max_by_turns(inputs, examples, device):
