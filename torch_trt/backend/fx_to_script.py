@@ -16,7 +16,7 @@ import torch
 
 from .graph_signature import BAKED, INPUT, SIZE, UnsupportedGraph
 from .graph_text import tensor_constants
-from .torchscript import quiet_torchscript
+from .torchscript import fold_frozen_convolutions, quiet_torchscript
 
 _TRAINING_ARGS = {"aten::dropout": 2, "aten::feature_dropout": 2, "aten::alpha_dropout": 2,
                   "aten::feature_alpha_dropout": 2, "aten::batch_norm": 5}
@@ -219,8 +219,8 @@ def trace_frozen(gm, signature, args, static_sizes=False):
 
 def _freeze(traced, fold):
     """torch.jit.freeze without concatenating linear layers that share an input (FrozenConcatLinear, on CUDA), and
-    folding batch norms, additions and scalings into convolutions and linears only if `fold` (the engines run on
-    the CPU). Dropout removal still runs.
+    folding batch norms, additions and scalings into convolutions only if `fold` (the engines run on the CPU).
+    Dropout removal still runs.
 
     Engines built through torch.compile read the model's weights in place (targets/reference/lending.py), and the
     model keeps its own for as long as it stays compiled: a concatenated or folded weight would be a second copy held
@@ -232,10 +232,8 @@ def _freeze(traced, fold):
     frozen = torch.jit.RecursiveScriptModule(torch._C._freeze_module(traced._c))
     torch.jit.RecursiveScriptModule._finalize_scriptmodule(frozen)
     torch._C._jit_pass_remove_dropout(frozen._c)
-    folds = (torch._C._jit_pass_fold_frozen_conv_bn, torch._C._jit_pass_fold_frozen_conv_add_or_sub,
-             torch._C._jit_pass_fold_frozen_conv_mul_or_div, torch._C._jit_pass_fold_frozen_linear_bn)
-    while fold and any([fold_pass(frozen.graph) for fold_pass in folds]):  # a list: each round runs every pass
-        pass
+    if fold:
+        fold_frozen_convolutions(frozen.graph)
     return frozen
 
 

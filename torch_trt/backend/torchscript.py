@@ -65,7 +65,8 @@ def prepare(module, inputs, options):
     with quiet_torchscript(), eval_mode(module):
         scripted = to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes, unequal_sizes)
         _refuse_embedding_calls_with_max_norm(scripted)
-        frozen = torch.jit.freeze(scripted)
+        frozen = torch.jit.freeze(scripted, optimize_numerics=False)
+    fold_frozen_convolutions(frozen.graph)
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
 
@@ -76,6 +77,16 @@ def _beside_opt(spec):
     shape = tuple(opt + 1 if opt < high else opt - 1 if opt > low else opt
                   for low, opt, high in zip(spec.min_shape, spec.opt_shape, spec.max_shape))
     return Input(shape=shape, dtype=spec.dtype)
+
+
+def fold_frozen_convolutions(graph):
+    """Fold batch norms, additions and scalings of constants into the convolutions they follow, as torch.jit.freeze
+    does, but not batch norms into linear layers: PyTorch's fold takes the linear's last dim for the batch norm's
+    channels, which holds for 2-D inputs only (a Linear then a BatchNorm1d on [N, C, L] came out wrong)."""
+    folds = (torch._C._jit_pass_fold_frozen_conv_bn, torch._C._jit_pass_fold_frozen_conv_add_or_sub,
+             torch._C._jit_pass_fold_frozen_conv_mul_or_div)
+    while any([fold(graph) for fold in folds]):  # a list: each round runs every fold
+        pass
 
 
 @contextlib.contextmanager
