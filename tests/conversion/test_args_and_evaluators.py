@@ -17,6 +17,20 @@ def test_size_and_int_arithmetic_are_evaluated():
     torch.testing.assert_close(compiled(x), SizeArithmetic()(x))
 
 
+class TakesTheOnlyChunk(torch.nn.Module):
+    def forward(self, x, *rest):  # *rest: traced, and the trace unpacks split's one chunk with a one-output ListUnpack
+        return x.split(1, dim=-1)[-1] - 1
+
+
+def test_a_one_output_unpack_gives_its_tensor():
+    """The unpack's one output was the list itself: "graph output ... is [<ITensor>], not a tensor"."""
+    x = torch.randn(3, 2, 1)
+    compiled = torch_trt.compile(TakesTheOnlyChunk(), inputs=[torch_trt.Input(min_shape=(1, 2, 1), opt_shape=(3, 2, 1),
+                                                                             max_shape=(8, 2, 1))],
+                                 target="reference", min_block_size=1, require_full_compilation=True, device="cpu")
+    torch.testing.assert_close(compiled(x), TakesTheOnlyChunk()(x))
+
+
 class Unconvertible(torch.nn.Module):
     def forward(self, x):
         return torch.relu(torch.ops.torch_trt_test.opaque(x, 0))

@@ -31,7 +31,7 @@ def list_unpack(ctx, node, args):
     values = list(args[0].value)
     if len(values) != node.outputsSize():
         raise ValueError(f"cannot unpack {len(values)} values into {node.outputsSize()} outputs")
-    return values
+    return values[0] if len(values) == 1 else values  # a node of one output evaluates to that value itself
 
 
 evaluator("prim::TupleUnpack")(list_unpack)
