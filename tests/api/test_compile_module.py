@@ -315,3 +315,26 @@ def test_a_functional_embedding_without_max_norm_compiles():
     ids, model = torch.tensor([[0, 2], [2, 5]]), LooksUp(False)
     compiled = torch_trt.compile(model, inputs=[ids], device="cpu", **REFERENCE)
     torch.testing.assert_close(compiled(ids), model(ids))
+
+
+class FullOfTrue(nn.Module):
+    def forward(self, x):
+        return torch.full((2,), True), x + 1
+
+
+def test_a_module_scripted_to_other_result_dtypes_is_refused_naming_the_result():
+    """TorchScript makes the bool fill value an int: the compiled module returned int64 where eager returns bool."""
+    with pytest.raises(LoweringError, match=r"result\[0\] is torch.int64 of shape \(2,\) scripted, torch.bool of "
+                                            r"shape \(2,\) in eager"):
+        torch_trt.compile(FullOfTrue(), inputs=[torch_trt.Input((2, 3))], device="cpu", **REFERENCE)
+
+
+class SplitsAndDraws(nn.Module):
+    def forward(self, x):
+        return x.split(2, dim=1), x + torch.rand_like(x)  # a list when scripted, a tuple in eager; random values
+
+
+def test_a_scripted_list_for_a_tuple_and_random_values_are_not_differences():
+    compiled = torch_trt.compile(SplitsAndDraws(), inputs=[torch.randn(2, 4)], device="cpu", **REFERENCE)
+    chunks, noisy = compiled(torch.zeros(2, 4))
+    assert [tuple(chunk.shape) for chunk in chunks] == [(2, 2), (2, 2)] and noisy.shape == (2, 4)

@@ -12,6 +12,7 @@ from ..errors import LoweringError
 from ..lowering.frozen_attributes import fold_frozen_attributes
 from ..runtime.stitch import check_inputs_no_engine_receives
 from .pipeline import compile_frozen
+from .script_check import check_scripted_like_eager
 from .tracing import trace_module
 
 logger = logging.getLogger(__name__)
@@ -165,9 +166,12 @@ def to_script_module(module, examples, allow_traced_control_flow, other_sizes=()
     if isinstance(module, torch.jit.ScriptModule):
         return module
     try:
-        return torch.jit.script(module)
+        scripted = torch.jit.script(module)
     except Exception as script_error:  # scripting rejects much Python; tracing is the documented fallback
         why = (str(script_error).strip().splitlines() or [type(script_error).__name__])[0]
+    else:
+        check_scripted_like_eager(module, scripted, examples)
+        return scripted
     logger.warning("torch.jit.script failed on %s (%s); tracing it with the example inputs instead, so its Python "
                    "control flow follows the path these inputs take", type(module).__name__, why)
     return trace_module(module, examples, why, allow_traced_control_flow, other_sizes, unequal_sizes)

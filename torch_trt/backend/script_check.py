@@ -1,0 +1,54 @@
+"""A scripted module's results held against eager's on the examples, before anything is compiled from it.
+
+torch.jit.script compiles some Python to other results than eager's: a bool fill value is an int to TorchScript,
+so `torch.full((2,), True)` is an int64 tensor where eager's is bool. Such a module is refused, naming each result
+whose kind, dtype or shape differs, rather than compiled to what TorchScript computes. Values are not compared:
+a forward may draw random numbers.
+"""
+
+import torch
+
+from ..errors import LoweringError
+
+
+def check_scripted_like_eager(module, scripted, examples):
+    """Raise a LoweringError where `scripted` returns results of another kind, dtype or shape than `module` does on
+    `examples` (each run on copies of them, as a forward may write its inputs)."""
+    try:
+        with torch.no_grad():
+            eager = module(*_copies(examples))
+            script = scripted(*_copies(examples))
+    except Exception:  # not ours to report here: compiling the scripted module says what fails
+        return
+    differences = list(_differences(eager, script, "result"))
+    if differences:
+        lines = "\n".join(f"  - {difference}" for difference in differences)
+        raise LoweringError(
+            f"torch.jit.script compiles {type(module).__name__} to results unlike eager's on the example inputs:\n"
+            f"{lines}\nTorchScript reads some Python otherwise (a bool fill value or Scalar is an int to it: pass "
+            "dtype= explicitly). Change the module so that its scripted form matches, or compile it with "
+            "torch.compile(backend=\"tensorrt\").")
+
+
+def _copies(examples):
+    return [example.clone() if isinstance(example, torch.Tensor) else example for example in examples]
+
+
+def _differences(eager, script, path):
+    """Where `script` differs from `eager` in kind, dtype or shape, as lines naming the result's path."""
+    if isinstance(eager, torch.Tensor) and isinstance(script, torch.Tensor):
+        if eager.dtype != script.dtype or eager.shape != script.shape:
+            yield (f"{path} is {script.dtype} of shape {tuple(script.shape)} scripted, {eager.dtype} of shape "
+                   f"{tuple(eager.shape)} in eager")
+    elif isinstance(eager, (tuple, list)) and isinstance(script, (tuple, list)):  # TorchScript's split gives a list
+        if len(eager) != len(script):
+            yield f"{path} holds {len(script)} items scripted, {len(eager)} in eager"
+        for index, (eager_item, script_item) in enumerate(zip(eager, script)):
+            yield from _differences(eager_item, script_item, f"{path}[{index}]")
+    elif isinstance(eager, dict) and isinstance(script, dict):
+        if eager.keys() != script.keys():
+            yield f"{path} has keys {sorted(map(str, script))} scripted, {sorted(map(str, eager))} in eager"
+        for key in eager.keys() & script.keys():
+            yield from _differences(eager[key], script[key], f"{path}[{key!r}]")
+    elif type(eager) is not type(script):
+        yield f"{path} is a {type(script).__name__} scripted, a {type(eager).__name__} in eager"
