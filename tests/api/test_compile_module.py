@@ -338,3 +338,16 @@ def test_a_scripted_list_for_a_tuple_and_random_values_are_not_differences():
     compiled = torch_trt.compile(SplitsAndDraws(), inputs=[torch.randn(2, 4)], device="cpu", **REFERENCE)
     chunks, noisy = compiled(torch.zeros(2, 4))
     assert [tuple(chunk.shape) for chunk in chunks] == [(2, 2), (2, 2)] and noisy.shape == (2, 4)
+
+
+class ScalesOnlyWhenScripted(nn.Module):
+    def forward(self, x):
+        if torch.jit.is_scripting():  # a library's scripted path that computes otherwise
+            return x * 2, x.size(0)
+        return x, x.size(0)
+
+
+def test_a_module_scripted_to_other_values_is_refused_naming_the_result():
+    with pytest.raises(LoweringError, match=r"result\[0\] differs from eager's by up to 1") as caught:
+        torch_trt.compile(ScalesOnlyWhenScripted(), inputs=[torch.ones(2, 3)], device="cpu", **REFERENCE)
+    assert "result[1]" not in str(caught.value)
