@@ -1,10 +1,10 @@
 """A scripted module's results held against eager's on the examples, before anything is compiled from it.
 
 torch.jit.script compiles some Python to other results than eager's: a bool fill value is an int to TorchScript,
-so `torch.full((2,), True)` is an int64 tensor where eager's is bool, and `F.embedding(x, w, max_norm=1.0)` loses
-its renormalisation. Such a module is refused, naming each result whose kind, dtype, shape or values differ, rather
-than compiled to what TorchScript computes. Values are compared only where two eager runs agree (a forward may draw
-random numbers).
+so `torch.full((2,), True)` is an int64 tensor where eager's is bool, and a library's `torch.jit.is_scripting()`
+branch may compute otherwise. Such a module is refused, naming each result whose kind, dtype, shape or values
+differ, rather than compiled to what TorchScript computes. Values are compared only where two eager runs agree (a
+forward may draw random numbers).
 """
 
 import torch
@@ -19,9 +19,9 @@ def check_scripted_like_eager(module, scripted, examples):
     does on `examples` (each run on copies of them, as a forward may write its inputs)."""
     try:
         with torch.no_grad():
-            eager, again = module(*_copies(examples)), module(*_copies(examples))
+            eager, again = module(*example_copies(examples)), module(*example_copies(examples))
             with torch.jit.optimized_execution(False):  # TorchScript's GPU fuser rounds half sums otherwise
-                script = scripted(*_copies(examples))
+                script = scripted(*example_copies(examples))
     except Exception:  # not ours to report here: compiling the scripted module says what fails
         return
     differences = list(_differences(eager, again, script, "result"))
@@ -34,7 +34,7 @@ def check_scripted_like_eager(module, scripted, examples):
             "torch.compile(backend=\"tensorrt\").")
 
 
-def _copies(examples):
+def example_copies(examples):
     return [example.clone() if isinstance(example, torch.Tensor) else example for example in examples]
 
 

@@ -8,6 +8,8 @@ through aten::Int, aten::Float or aten::Bool at the graph's end (its value still
 
 import torch
 
+from .script_check import example_copies
+
 _TO_NUMBER = {bool: ("aten::Bool", torch._C.BoolType), int: ("aten::Int", torch._C.IntType),
               float: ("aten::Float", torch._C.FloatType)}
 _CONTAINERS = {"prim::TupleConstruct": tuple, "prim::ListConstruct": list}
@@ -20,7 +22,7 @@ def restore_returned_numbers(module, traced, examples):
     if not any(_zero_dim(value) for value in _leaves(output)):
         return
     with torch.no_grad():
-        eager = module(*examples)
+        eager = module(*example_copies(examples))
     graph.return_node().replaceInput(0, _restore(graph, output, eager, graph.return_node()))
 
 

@@ -97,11 +97,12 @@ def reduced_weights(ctx, weights, dtype):
     too_large = magnitude.isfinite() & (magnitude > info.max)
     too_small = (magnitude > 0) & (magnitude < smallest)
     if too_large.any() or too_small.any():
-        logger.warning("%s -> %%%s: enabled_precisions runs it in float16, and of its float32 weights %d exceed float16's "
-                       "range (clamped to +-%g) and %d nonzero ones lie below its smallest subnormal (raised to +-%.3g), "
-                       "as TensorRT converts weights to FP16: its results may be far from float32's. Rescale those "
-                       "weights, or leave torch.float16 out of enabled_precisions.", ctx.node.kind(),
-                       ctx.node.outputsAt(0).debugName(), int(too_large.sum()), info.max, int(too_small.sum()), smallest)
+        logger.warning("%s -> %%%s: enabled_precisions runs it in float16, and of its float32 weights %d exceed "
+                       "float16's range (clamped to +-%g) and %d nonzero ones lie below its smallest subnormal (raised "
+                       "to +-%.3g), as TensorRT converts weights to FP16: its results may be far from float32's. "
+                       "Rescale those weights, or leave torch.float16 out of enabled_precisions.", ctx.node.kind(),
+                       ctx.node.outputsAt(0).debugName(), int(too_large.sum()), info.max, int(too_small.sum()),
+                       smallest)
     weights = torch.where(too_large, weights.sign() * info.max, weights)
     return torch.where(too_small, weights.sign() * smallest, weights).to(dtype)
 

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from ..conversion.registry import converter
-from ._helpers import (cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, reduced_weights, spatial_view,
-                       unview)
+from ._helpers import (cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, reduced_weights,
+                       spatial_view, unview)
 
 
 def _output_padding(kernel, padding, dilation, output_padding):
