@@ -169,13 +169,16 @@ def _corners(input_specs):
     """The runs at corners of the profiles besides min and max, with dynamic dims at min and max by turns (`which`
     names for `_shapes`): a tensor computed from two of them (x[:, y.size(1):]) is widest or narrowest there. Only
     where two or more dims vary; a run there may fail, where the model needs such dims equal."""
-    return ("min by turns", "max by turns") if dynamic_dim_count(input_specs) > 1 else ()
+    return tuple(_CORNERS) if dynamic_dim_count(input_specs) > 1 else ()
+
+
+_CORNERS = {"min by turns": "min", "max by turns": "max"}  # a corner's name -> the bound its first dynamic dim takes
 
 
 def _shapes(input_specs, which):
     """The input shapes of a run: the specs' min, opt or max shapes, or a corner (`_corners`)."""
-    if which.endswith(" by turns"):
-        return shapes_by_turns(input_specs, which.split()[0])
+    if which in _CORNERS:
+        return shapes_by_turns(input_specs, _CORNERS[which])
     return [getattr(spec, f"{which}_shape") for spec in input_specs]
 
 
