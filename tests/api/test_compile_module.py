@@ -351,3 +351,24 @@ def test_a_module_scripted_to_other_values_is_refused_naming_the_result():
     with pytest.raises(LoweringError, match=r"result\[0\] differs from eager's by up to 1") as caught:
         torch_trt.compile(ScalesOnlyWhenScripted(), inputs=[torch.ones(2, 3)], device="cpu", **REFERENCE)
     assert "result[1]" not in str(caught.value)
+
+
+class EncodesWithPadding(nn.Module):
+    def __init__(self, nested):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=nested)
+
+    def forward(self, x, padding):
+        return self.encoder(x, src_key_padding_mask=padding)
+
+
+def test_a_nested_tensor_fast_path_is_refused_saying_how_to_avoid_it():
+    """It failed in shape analysis with PyTorch's "NestedTensorImpl doesn't support sizes"."""
+    x, padding = torch.randn(2, 5, 16), torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=torch.bool)
+    with pytest.raises(LoweringError, match="makes a nested tensor.*enable_nested_tensor=False"):
+        torch_trt.compile(EncodesWithPadding(True).eval(), inputs=[x, padding], device="cpu", **REFERENCE)
+    dense = EncodesWithPadding(False).eval()
+    compiled = torch_trt.compile(dense, inputs=[x, padding], device="cpu", **REFERENCE)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, padding), dense(x, padding))

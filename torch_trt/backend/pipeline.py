@@ -15,7 +15,7 @@ import time
 import torch
 
 from ..conversion import convert_block
-from ..errors import Code, ConversionError, EngineBuildError, Reason
+from ..errors import Code, ConversionError, EngineBuildError, LoweringError, Reason
 from ..lowering import lower
 from ..lowering.specialize import specialize
 from ..partitioning import SegmentKind, analyze, extract_graph, partition
@@ -90,6 +90,7 @@ def build_engines(module, input_specs, settings, device, examples=None):
     graph = module.graph
     settings = dataclasses.replace(settings, device=str(device))  # what converters' supports checks resolve to
     lower(graph)
+    _refuse_nested_tensors(graph)
     _specialize(graph, input_specs, device, examples)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
@@ -112,6 +113,19 @@ def build_engines(module, input_specs, settings, device, examples=None):
     logger.info("%s", result.report)
     _warn_fallbacks(result.report)
     return result, built, trt
+
+
+def _refuse_nested_tensors(graph):
+    """A lowered graph that makes a nested tensor cannot be compiled: engines, and the shape analysis that plans them,
+    take dense tensors. nn.TransformerEncoder makes one for a src_key_padding_mask when it runs without grad (lowered,
+    so that an encoder built with enable_nested_tensor=False has no such branch left)."""
+    for node in graph.findAllNodes("aten::_nested_tensor_from_mask"):
+        where = (node.sourceRange().strip().splitlines() or ["?"])[0]
+        raise LoweringError(
+            f"{node.kind()} at {where} makes a nested tensor, which TensorRT engines cannot take: nn.TransformerEncoder "
+            "takes that fast path for a src_key_padding_mask without grad. Build the encoder with "
+            "enable_nested_tensor=False (its outputs at padded positions are then computed, where the fast path "
+            "returns zeros), or compile with torch.compile(backend=\"tensorrt\"), which takes the same dense path.")
 
 
 def _specialize(graph, input_specs, device, examples):
