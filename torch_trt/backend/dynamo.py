@@ -62,6 +62,7 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
     if settings.debug:
         logger.info("FX graph from dynamo:\n%s", gm.print_readable(print_output=False))
     try:
+        _refuse_autocast(gm)
         signature = signature_of(gm, example_inputs)
         if not signature.input_positions or not signature.tensor_outputs:
             logger.info("a graph without tensor inputs or tensor results runs in PyTorch")
@@ -79,6 +80,26 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
 
 
 tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
+
+def _refuse_autocast(gm):
+    """A graph called under autocast, or with autocast regions that turn it on, runs in PyTorch: autocast picks each
+    op's dtype as it dispatches, while engines run in the precision they were built for (TorchScript's trace loses
+    the regions: a matmul under autocast(enabled=False) ran in bfloat16). Dynamo compiles a graph again when the
+    autocast state it is called under changes. A region that turns autocast off, outside autocast, changes nothing
+    (transformers' models keep their rotary embeddings in float32 so)."""
+    active = [device for device in ("cpu", "cuda") if torch.is_autocast_enabled(device)]
+    enabling = [node for node in gm.graph.nodes if node.target is torch.amp.autocast_mode._enter_autocast
+                and _enter_autocast_enabled(node)]
+    if active or enabling:
+        where = f"it is called under {' and '.join(active)} autocast" if active else "it turns autocast on"
+        raise UnsupportedGraph(f"{where}, which engines do not follow: they run in the precision they were built for. "
+                               "Compile a half-precision model, or pass enabled_precisions, instead of autocast")
+
+
+def _enter_autocast_enabled(node):
+    """Whether an _enter_autocast(device_type, dtype, enabled, cache_enabled) node turns autocast on."""
+    enabled = node.args[2] if len(node.args) > 2 else node.kwargs.get("enabled", True)
+    return enabled is not False
 
 
 class Builds(enum.Enum):
