@@ -43,10 +43,13 @@ class TorchTRTError(Exception):
 
 def describe_node(node):
     """`aten::relu(...)` as the user wrote it: kind, schema and source location of a TorchScript node."""
-    schema = node.schema()
-    source = node.sourceRange().strip().splitlines()
-    where = f" at {source[0]}" if source else ""
-    return f"{node.kind()} [{schema}]{where}"
+    where = source_line(node)
+    return f"{node.kind()} [{node.schema()}]{f' at {where}' if where else ''}"
+
+
+def source_line(node):
+    """The first line of a TorchScript node's source range (`File "m.py", line 7`), or "" where it has none."""
+    return next(iter(node.sourceRange().strip().splitlines()), "")
 
 
 class UnsupportedOperatorError(TorchTRTError):

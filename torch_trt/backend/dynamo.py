@@ -81,6 +81,7 @@ def tensorrt_backend(gm, example_inputs, options=None, mode=None, **kwargs):
 
 tensorrt_backend.reset = engine_cache.clear  # torch._dynamo.reset() calls it
 
+
 def _refuse_autocast(gm):
     """A graph called under autocast, or with autocast regions that turn it on, runs in PyTorch: autocast picks each
     op's dtype as it dispatches, while engines run in the precision they were built for (TorchScript's trace loses

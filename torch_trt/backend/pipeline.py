@@ -15,7 +15,7 @@ import time
 import torch
 
 from ..conversion import convert_block
-from ..errors import Code, ConversionError, EngineBuildError, LoweringError, Reason
+from ..errors import Code, ConversionError, EngineBuildError, LoweringError, Reason, source_line
 from ..lowering import lower
 from ..lowering.specialize import specialize
 from ..partitioning import SegmentKind, analyze, extract_graph, partition
@@ -120,11 +120,10 @@ def _refuse_nested_tensors(graph):
     take dense tensors. nn.TransformerEncoder makes one for a src_key_padding_mask when it runs without grad (lowered,
     so that an encoder built with enable_nested_tensor=False has no such branch left)."""
     for node in graph.findAllNodes("aten::_nested_tensor_from_mask"):
-        where = (node.sourceRange().strip().splitlines() or ["?"])[0]
         raise LoweringError(
-            f"{node.kind()} at {where} makes a nested tensor, which TensorRT engines cannot take: nn.TransformerEncoder "
-            "takes that fast path for a src_key_padding_mask without grad. Build the encoder with "
-            "enable_nested_tensor=False (its outputs at padded positions are then computed, where the fast path "
+            f"{node.kind()} at {source_line(node) or '?'} makes a nested tensor, which TensorRT engines cannot take: "
+            "nn.TransformerEncoder takes that fast path for a src_key_padding_mask without grad. Build the encoder "
+            "with enable_nested_tensor=False (its outputs at padded positions are then computed, where the fast path "
             "returns zeros), or compile with torch.compile(backend=\"tensorrt\"), which takes the same dense path.")
 
 

@@ -8,7 +8,7 @@ import torch
 
 from .._input import Input, shapes_by_turns
 from .._settings import CompileSettings
-from ..errors import LoweringError
+from ..errors import LoweringError, source_line
 from ..lowering.frozen_attributes import fold_frozen_attributes
 from ..runtime.stitch import check_inputs_no_engine_receives
 from .pipeline import compile_frozen
@@ -139,10 +139,10 @@ def _refuse_embedding_calls_with_max_norm(scripted):
                 function = call.inputsAt(0).node()
                 name = function.s("name") if function.hasAttribute("name") else None
                 if name in _MAX_NORM_POSITION and call.inputsAt(_MAX_NORM_POSITION[name]).type().kind() != "NoneType":
-                    where = (call.sourceRange().strip().splitlines() or ["?"])[0]
                     raise LoweringError(
-                        f"F.{name} is called with a max_norm at {where}, whose renormalisation TorchScript leaves out, "
-                        "so the compiled module would return rows longer than max_norm. Renormalise the weight once "
+                        f"F.{name} is called with a max_norm at {source_line(call) or '?'}, whose renormalisation "
+                        "TorchScript leaves out, so the compiled module would return rows longer than max_norm. "
+                        "Renormalise the weight once "
                         "(torch.embedding_renorm_(weight, torch.arange(weight.size(0)), max_norm, norm_type) under "
                         "torch.no_grad()) and pass max_norm=None, or compile with torch.compile(backend=\"tensorrt\").")
 
