@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import sympy
 import torch
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.multiprocessing.reductions import StorageWeakRef
 
 INPUT, BAKED, SIZE = "input", "baked", "size"
@@ -116,7 +117,10 @@ def signature_of(gm, example_inputs):
             raise UnsupportedGraph(f"placeholder {node.name} is a SymInt with no value ({value})")
         else:
             args.append((BAKED, None))
-    outputs, output_type, hidden = _outputs(gm, symbols, placeholders)
+    try:
+        outputs, output_type, hidden = _outputs(gm, symbols, placeholders)
+    except GuardOnDataDependentSymNode as error:  # a result whose size follows tensor data (dynamo's capture flags)
+        raise UnsupportedGraph(f"a result's layout follows tensor data: {str(error).splitlines()[0]}") from error
     fakes = [node.meta.get("example_value") for node in placeholders]
     return GraphSignature(args, input_positions, input_dims, symbols, _shape_env(placeholders), fakes, outputs,
                           output_type, [node.name for node in hidden])
