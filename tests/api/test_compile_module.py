@@ -372,3 +372,60 @@ def test_a_nested_tensor_fast_path_is_refused_saying_how_to_avoid_it():
     compiled = torch_trt.compile(dense, inputs=[x, padding], device="cpu", **REFERENCE)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, padding), dense(x, padding))
+
+
+class CountsItsCallsTraced(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.calls = nn.Linear(4, 4), 0
+
+    def forward(self, x, *rest):  # *rest: traced
+        self.calls += 1
+        return self.fc(x) * self.calls
+
+
+class CachesOnFirstCall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, *rest):
+        if not hasattr(self, "offset"):
+            self.offset = x.mean()
+        return self.fc(x) + self.offset
+
+
+@pytest.mark.parametrize("module,written", [(CountsItsCallsTraced, "self.calls"), (CachesOnFirstCall, "self.offset")])
+def test_a_traced_forward_writing_its_attributes_is_refused_and_they_are_put_back(module, written):
+    """The trace fixed the traced call's values: the counter stayed 1 on every call; the cached offset was
+    recomputed from every input."""
+    model = module().eval()
+    with pytest.raises(LoweringError, match=rf"writes its own attributes \({written}\)"):
+        torch_trt.compile(model, inputs=[torch.randn(2, 4)], device="cpu", **REFERENCE)
+    assert vars(model).get("calls", 0) == 0 and not hasattr(model, "offset")
+
+
+def test_a_value_cached_before_compiling_is_compiled_as_a_constant():
+    model, x = CachesOnFirstCall().eval(), torch.randn(2, 4)
+    with torch.no_grad():
+        model(x)
+        compiled = torch_trt.compile(model, inputs=[x], device="cpu", **REFERENCE)
+        torch.testing.assert_close(compiled(x * 5), model(x * 5))
+
+
+class CountsInPython(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0.0
+
+    def forward(self, x):
+        self.calls += 1.0
+        return x * self.calls
+
+
+def test_the_eager_check_leaves_the_modules_attributes_as_they_were():
+    """It runs forward twice on the examples; the refusal that follows must not leave the count at 2."""
+    model = CountsInPython()
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"writes its own attributes in forward \(self\.calls\)"):
+        torch_trt.compile(model, inputs=[torch.randn(2)], device="cpu", **REFERENCE)
+    assert model.calls == 0.0

@@ -10,6 +10,7 @@ forward may draw random numbers).
 import torch
 
 from ..errors import LoweringError
+from . import module_state
 
 _ULPS = 16  # the same kernels run in both: room for a reordered sum, none for another computation
 
@@ -17,6 +18,7 @@ _ULPS = 16  # the same kernels run in both: room for a reordered sum, none for a
 def check_scripted_like_eager(module, scripted, examples):
     """Raise a LoweringError where `scripted` returns results of another kind, dtype, shape or value than `module`
     does on `examples` (each run on copies of them, as a forward may write its inputs)."""
+    before = module_state.attributes(module)
     try:
         with torch.no_grad():
             eager, again = module(*example_copies(examples)), module(*example_copies(examples))
@@ -24,6 +26,8 @@ def check_scripted_like_eager(module, scripted, examples):
                 script = scripted(*example_copies(examples))
     except Exception:  # not ours to report here: compiling the scripted module says what fails
         return
+    finally:
+        module_state.restore(module, before)
     differences = list(_differences(eager, again, script, "result"))
     if differences:
         lines = "\n".join(f"  - {difference}" for difference in differences)

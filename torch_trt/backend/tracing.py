@@ -21,7 +21,9 @@ import warnings
 import torch
 
 from ..errors import LoweringError
+from . import module_state
 from .graph_text import canonical_text
+from .script_check import example_copies
 from .traced_numbers import restore_returned_numbers
 
 logger = logging.getLogger(__name__)
@@ -34,7 +36,17 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
     """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal.
     `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same;
     `unequal_sizes`: one more, at sizes the module may not run at (inputs whose sizes must match), checked if it
-    traces."""
+    traces. The module's attributes are left as they were (module_state)."""
+    _refuse_attribute_writes(module, examples, why_traced)
+    attributes = module_state.attributes(module)
+    try:
+        return _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes)
+    finally:  # what the traced calls wrote (swin's window size, as a tensor)
+        module_state.restore(module, attributes)
+
+
+def _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes):
+    """trace_module's trace and its checks, which run the module's forward again."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)  # even where the user silenced them
         torch.jit.TracerWarning.ignore_lib_warnings()  # PyTorch's own modules stay silent, as by default
@@ -61,6 +73,32 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
         _check_same_trace(module, traced, unequal_sizes, why_traced, may_not_run=True)
     restore_returned_numbers(module, traced, examples)
     return traced
+
+
+def _refuse_attribute_writes(module, examples, why_traced):
+    """Refuse a module whose forward, run twice in eager, sets attributes that a trace would fix at the traced call's
+    values where eager's follow the calls: a tensor set by the first run (a value cached on the first call), or any
+    attribute the second run sets again (a call counter). One set from sizes alone (swin's window size) traces
+    right. The attributes are put back."""
+    before = module_state.attributes(module)
+    try:
+        with torch.no_grad():
+            module(*example_copies(examples))
+            first = module_state.attributes(module)
+            module(*example_copies(examples))
+    except Exception:  # the trace says what fails
+        module_state.restore(module, before)
+        return
+    second = module_state.attributes(module)
+    module_state.restore(module, before)
+    keys = [key for key in module_state.changed(before, first) if isinstance(first[key], torch.Tensor)]
+    keys += [key for key in module_state.changed(first, second) if key not in keys]
+    if keys:
+        raise LoweringError(
+            f"torch.jit.script failed on {type(module).__name__} ({why_traced}), and its forward writes its own "
+            f"attributes ({', '.join(sorted(map(module_state.name, keys)))}), which a trace would fix at the traced "
+            "call's values where eager's change from call to call: return the new values from forward instead, or "
+            "set them before compiling.")
 
 
 def _other_data(examples):
