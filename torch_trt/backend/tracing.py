@@ -86,11 +86,11 @@ def _refuse_attribute_writes(module, examples, why_traced):
             module(*example_copies(examples))
             first = module_state.attributes(module)
             module(*example_copies(examples))
+            second = module_state.attributes(module)
     except Exception:  # the trace says what fails
-        module_state.restore(module, before)
         return
-    second = module_state.attributes(module)
-    module_state.restore(module, before)
+    finally:
+        module_state.restore(module, before)
     keys = [key for key in module_state.changed(before, first) if isinstance(first[key], torch.Tensor)]
     keys += [key for key in module_state.changed(first, second) if key not in keys]
     if keys:
