@@ -1,37 +1,24 @@
 """The numbers a traced module returns, made numbers again.
 
 A trace records a Python int, float or bool that forward computes from sizes and returns (`x.size(0) * 2`) as a
-0-d tensor, so the traced module would return `tensor(8)` where the module returns `8`. Where the traced graph
-returns 0-d tensors, one eager run on the examples says which of them are numbers, and each becomes one again
-through aten::Int, aten::Float or aten::Bool at the graph's end (its value still follows the input sizes).
+0-d tensor, so the traced module would return `tensor(8)` where the module returns `8`. The module's eager result on
+the examples (tracing.py runs it) says which of the 0-d tensors the traced graph returns are numbers, and each
+becomes one again through aten::Int, aten::Float or aten::Bool at the graph's end (its value still follows the input
+sizes).
 """
 
 import torch
-
-from .script_check import example_copies
 
 _TO_NUMBER = {bool: ("aten::Bool", torch._C.BoolType), int: ("aten::Int", torch._C.IntType),
               float: ("aten::Float", torch._C.FloatType)}
 _CONTAINERS = {"prim::TupleConstruct": tuple, "prim::ListConstruct": list}
 
 
-def restore_returned_numbers(module, traced, examples):
-    """Make the 0-d tensors `traced` returns where `module` returns Python numbers numbers again, in place."""
+def restore_returned_numbers(traced, eager):
+    """Make the 0-d tensors `traced` returns where the module returned Python numbers in `eager` (its result on the
+    traced examples) numbers again, in place."""
     graph = traced.graph
-    output = graph.return_node().input()
-    if not any(_zero_dim(value) for value in _leaves(output)):
-        return
-    with torch.no_grad():
-        eager = module(*example_copies(examples))
-    graph.return_node().replaceInput(0, _restore(graph, output, eager, graph.return_node()))
-
-
-def _leaves(value):
-    """The values a traced output is built from, through tuples and lists."""
-    node = value.node()
-    if node.kind() in _CONTAINERS:
-        return [leaf for item in node.inputs() for leaf in _leaves(item)]
-    return [value]
+    graph.return_node().replaceInput(0, _restore(graph, graph.return_node().input(), eager, graph.return_node()))
 
 
 def _zero_dim(value):

@@ -37,12 +37,15 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
     `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same;
     `unequal_sizes`: one more, at sizes the module may not run at (inputs whose sizes must match), checked if it
     traces. The module's attributes are left as they were (module_state)."""
-    _refuse_attribute_writes(module, examples, why_traced)
+    eager = _eager_result_refusing_attribute_writes(module, examples, why_traced)
     attributes = module_state.attributes(module)
     try:
-        return _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes)
+        traced = _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes)
     finally:  # what the traced calls wrote (swin's window size, as a tensor)
         module_state.restore(module, attributes)
+    if eager is not None:
+        restore_returned_numbers(traced, eager)
+    return traced
 
 
 def _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes):
@@ -61,34 +64,36 @@ def _checked_trace(module, examples, why_traced, allow_traced_control_flow, othe
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     control_flow = [w for w in tracer_warnings if str(w.message).startswith(CONTROL_FLOW_WARNING)]
     reads = [w for w in tracer_warnings if str(w.message).startswith(VALUE_READ_WARNING)]
-    if reads and not control_flow and not allow_traced_control_flow and _reads_example_values(module, traced, examples):
+    traced_text = canonical_text(traced.inlined_graph)  # what each trace on other examples is held against
+    undecided = reads and not control_flow and not allow_traced_control_flow
+    if undecided and _reads_example_values(module, traced_text, examples):
         control_flow = reads
     if control_flow and not allow_traced_control_flow:
         raise LoweringError(_control_flow_refusal(type(module).__name__, control_flow, why_traced))
     for w in tracer_warnings:
         logger.warning("tracing %s: %s (at %s)", type(module).__name__, str(w.message).split(". ")[0], _where(w))
     for sized in other_sizes:
-        _check_same_trace(module, traced, sized, why_traced)
+        _check_same_trace(module, traced_text, sized, why_traced)
     if unequal_sizes is not None:
-        _check_same_trace(module, traced, unequal_sizes, why_traced, may_not_run=True)
-    restore_returned_numbers(module, traced, examples)
+        _check_same_trace(module, traced_text, unequal_sizes, why_traced, may_not_run=True)
     return traced
 
 
-def _refuse_attribute_writes(module, examples, why_traced):
-    """Refuse a module whose forward, run twice in eager, sets attributes that a trace would fix at the traced call's
-    values where eager's follow the calls: a tensor set by the first run (a value cached on the first call), or any
-    attribute the second run sets again (a call counter). One set from sizes alone (swin's window size) traces
-    right. The attributes are put back."""
+def _eager_result_refusing_attribute_writes(module, examples, why_traced):
+    """The module's eager result on the examples (None if it fails: the trace then says why), from the first of two
+    runs. Refuse a forward that sets attributes a trace would fix at the traced call's values where eager's follow the
+    calls: a tensor set by the first run (a value cached on the first call), or any attribute the second run sets
+    again (a call counter). One set from sizes alone (swin's window size) traces right. The attributes are put
+    back."""
     before = module_state.attributes(module)
     try:
         with torch.no_grad():
-            module(*example_copies(examples))
+            eager = module(*example_copies(examples))
             first = module_state.attributes(module)
             module(*example_copies(examples))
             second = module_state.attributes(module)
     except Exception:  # the trace says what fails
-        return
+        return None
     finally:
         module_state.restore(module, before)
     keys = [key for key in module_state.changed(before, first) if isinstance(first[key], torch.Tensor)]
@@ -99,6 +104,7 @@ def _refuse_attribute_writes(module, examples, why_traced):
             f"attributes ({', '.join(sorted(map(module_state.name, keys)))}), which a trace would fix at the traced "
             "call's values where eager's change from call to call: return the new values from forward instead, or "
             "set them before compiling.")
+    return eager
 
 
 def _other_data(examples):
@@ -119,20 +125,20 @@ def _trace_text(module, examples):
         return canonical_text(torch.jit.trace(module, tuple(examples), check_trace=False).inlined_graph)
 
 
-def _reads_example_values(module, traced, examples):
+def _reads_example_values(module, traced_text, examples):
     """Whether tracing on other data of the same shapes records another graph: a number the trace read out of a
     tensor was the example's."""
-    return any(_traces_otherwise(module, traced, other) for other in _other_data(examples))
+    return any(_traces_otherwise(module, traced_text, other) for other in _other_data(examples))
 
 
-def _traces_otherwise(module, traced, examples):
+def _traces_otherwise(module, traced_text, examples):
     try:
-        return _trace_text(module, examples) != canonical_text(traced.inlined_graph)
+        return _trace_text(module, examples) != traced_text
     except Exception:  # the model rejects that data
         return False
 
 
-def _check_same_trace(module, traced, examples, why_traced, may_not_run=False):
+def _check_same_trace(module, traced_text, examples, why_traced, may_not_run=False):
     """Refuse the trace unless tracing at these examples' sizes records the same graph (or fails, if it may)."""
     name, shapes = type(module).__name__, [tuple(t.shape) for t in examples]
     try:
@@ -142,7 +148,7 @@ def _check_same_trace(module, traced, examples, why_traced, may_not_run=False):
             return
         raise LoweringError(f"torch.jit.script failed on {name} ({why_traced}), and tracing it at input shapes "
                             f"{shapes}, in the range of its dynamic Inputs, failed: {error}") from error
-    if other != canonical_text(traced.inlined_graph):
+    if other != traced_text:
         raise LoweringError(
             f"torch.jit.script failed on {name} ({why_traced}), and tracing it instead fixed what its Python code "
             f"computes from input sizes to the example's sizes: traced at input shapes {shapes} it records another "

@@ -11,8 +11,9 @@ _COMPARE = {Op.EQUAL: torch.eq, Op.GREATER: torch.gt, Op.LESS: torch.lt}
 
 def _floor_divide(a, b):
     """Division rounded down, as PyTorch's kernel gives it: NaN for an infinite dividend over a nonzero divisor (over
-    0, an infinity), and for a finite nonzero one over an infinite divisor, -1 where their signs differ, else 0. Written out because code generation computes
-    floor(a / b) (inf, and -0.0 for -1 / inf), and an engine's results must not depend on its optimization level."""
+    0, an infinity), and for a finite nonzero one over an infinite divisor, -1 where their signs differ, else 0.
+    Written out because code generation computes floor(a / b) (inf, and -0.0 for -1 / inf), and an engine's results
+    must not depend on its optimization level."""
     quotient = torch.div(a, b, rounding_mode="floor")
     if not quotient.is_floating_point():
         return quotient
