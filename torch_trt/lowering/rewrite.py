@@ -42,6 +42,13 @@ def replace_node(graph, node, replacement):
     node.destroy()
 
 
+def insert_int_list(graph, values):
+    """An int[] of `values` made at the graph's insert point by a ListConstruct: a new list on every run (code may
+    write to it), typed int[] even when empty (a constant list is one object for every run, untyped when empty)."""
+    items = graph.insertNode(graph.create("prim::ListConstruct", [graph.insertConstant(int(v)) for v in values]))
+    return items.output().setType(torch._C.ListType.ofInts())
+
+
 def all_nodes(block):
     """The block's nodes and those of every block nested in them."""
     for node in block.nodes():

@@ -23,6 +23,7 @@ import torch
 from ..targets.dtypes import SCALAR_TYPE_CODES
 from . import builtin
 from .mutation import writes_in_place
+from .rewrite import insert_int_list
 
 
 def specialize(graph, analyze, device, static_shapes):
@@ -147,11 +148,7 @@ def _replace(graph, node, value):
     run (a ListConstruct of constants), as `x.size()` gives one: the code may write to it (`s = x.size(); s[0] = -1`),
     and a constant list would keep every run's writes."""
     with graph.insert_point_guard(node):
-        if isinstance(value, list):
-            items = graph.insertNode(graph.create("prim::ListConstruct", [graph.insertConstant(v) for v in value]))
-            constant = items.output().setType(torch._C.ListType.ofInts())
-        else:
-            constant = graph.insertConstant(value)
+        constant = insert_int_list(graph, value) if isinstance(value, list) else graph.insertConstant(value)
     node.output().replaceAllUsesWith(constant)
 
 

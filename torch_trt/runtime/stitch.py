@@ -12,6 +12,7 @@ inputs.
 
 import torch
 
+from ..lowering.rewrite import insert_int_list
 from .engine_manager import engine_id, hashed
 
 
@@ -61,16 +62,9 @@ def check_inputs_no_engine_receives(graph, specs):
         if value.unique() in received:
             continue
         with graph.insert_point_guard(first):
-            shapes = [_int_list(graph, shape) for shape in (spec.min_shape, spec.max_shape)]
+            shapes = [insert_int_list(graph, shape) for shape in (spec.min_shape, spec.max_shape)]
             arguments = shapes + [graph.insertConstant(spec.dtype), graph.insertConstant(value.debugName())]
             graph.insertNode(graph.create("torch_trt::check_input", [value] + arguments, 0))
-
-
-def _int_list(graph, values):
-    """An int[] of `values` inserted at the insert point (a constant would not say its type when empty)."""
-    items = graph.insertNode(graph.create("prim::ListConstruct", [graph.insertConstant(int(v)) for v in values]))
-    items.output().setType(torch._C.ListType.ofInts())
-    return items.output()
 
 
 def _as_tensor(engine_bytes):
