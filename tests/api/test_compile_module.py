@@ -429,3 +429,24 @@ def test_the_eager_check_leaves_the_modules_attributes_as_they_were():
     with pytest.raises(torch_trt.errors.TorchTRTError, match=r"writes its own attributes in forward \(self\.calls\)"):
         torch_trt.compile(model, inputs=[torch.randn(2)], device="cpu", **REFERENCE)
     assert model.calls == 0.0
+
+
+class CountsInABufferTraced(CountsItsCalls):
+    def forward(self, x, *rest):  # *rest: traced
+        return super().forward(x)
+
+
+class CountsInANewBuffer(CountsItsCalls):
+    def forward(self, x):
+        self.calls = self.calls + 1
+        return x * self.calls
+
+
+@pytest.mark.parametrize("module", [CountsItsCalls, CountsInABufferTraced, CountsInANewBuffer])
+def test_compiling_leaves_the_modules_buffers_as_they_were(module):
+    """The checks run forward on the examples (scripted, traced, eager): a buffer it adds to in place, or sets anew,
+    was left at the count of those runs after the refusal."""
+    model = module().eval()
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"writes its own attributes.*self\.calls"):
+        torch_trt.compile(model, inputs=[torch.randn(2)], device="cpu", **REFERENCE)
+    assert model.calls.item() == 0 and model.calls is model._buffers["calls"]

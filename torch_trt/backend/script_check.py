@@ -18,16 +18,13 @@ _ULPS = 16  # the same kernels run in both: room for a reordered sum, none for a
 def check_scripted_like_eager(module, scripted, examples):
     """Raise a LoweringError where `scripted` returns results of another kind, dtype, shape or value than `module`
     does on `examples` (each run on copies of them, as a forward may write its inputs)."""
-    before = module_state.attributes(module)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), module_state.left_as_it_was(module):
             eager, again = module(*example_copies(examples)), module(*example_copies(examples))
             with torch.jit.optimized_execution(False):  # TorchScript's GPU fuser rounds half sums otherwise
                 script = scripted(*example_copies(examples))
     except Exception:  # not ours to report here: compiling the scripted module says what fails
         return
-    finally:
-        module_state.restore(module, before)
     differences = list(_differences(eager, again, script, "result"))
     if differences:
         lines = "\n".join(f"  - {difference}" for difference in differences)

@@ -36,13 +36,10 @@ def trace_module(module, examples, why_traced, allow_traced_control_flow, other_
     """torch.jit.trace of the module on the examples; `why_traced` (the script error) goes into the refusal.
     `other_sizes`: example lists at the dynamic Inputs' other sizes, where the trace must be the same;
     `unequal_sizes`: one more, at sizes the module may not run at (inputs whose sizes must match), checked if it
-    traces. The module's attributes are left as they were (module_state)."""
+    traces. The module's attributes and buffers are left as they were (module_state)."""
     eager = _eager_result_refusing_attribute_writes(module, examples, why_traced)
-    attributes = module_state.attributes(module)
-    try:
+    with module_state.left_as_it_was(module):  # what the traced calls write (swin's window size, as a tensor)
         traced = _checked_trace(module, examples, why_traced, allow_traced_control_flow, other_sizes, unequal_sizes)
-    finally:  # what the traced calls wrote (swin's window size, as a tensor)
-        module_state.restore(module, attributes)
     if eager is not None:
         restore_returned_numbers(traced, eager)
     return traced
@@ -83,19 +80,17 @@ def _eager_result_refusing_attribute_writes(module, examples, why_traced):
     """The module's eager result on the examples (None if it fails: the trace then says why), from the first of two
     runs. Refuse a forward that sets attributes a trace would fix at the traced call's values where eager's follow the
     calls: a tensor set by the first run (a value cached on the first call), or any attribute the second run sets
-    again (a call counter). One set from sizes alone (swin's window size) traces right. The attributes are put
-    back."""
+    again (a call counter). One set from sizes alone (swin's window size) traces right. The attributes and
+    buffers are put back."""
     before = module_state.attributes(module)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), module_state.left_as_it_was(module):
             eager = module(*example_copies(examples))
             first = module_state.attributes(module)
             module(*example_copies(examples))
             second = module_state.attributes(module)
     except Exception:  # the trace says what fails
         return None
-    finally:
-        module_state.restore(module, before)
     keys = [key for key in module_state.changed(before, first) if isinstance(first[key], torch.Tensor)]
     keys += [key for key in module_state.changed(first, second) if key not in keys]
     if keys:
