@@ -223,3 +223,22 @@ def test_split_read_by_index_converts():
     compiled = torch_trt.compile(module, inputs=[x], target="reference", require_full_compilation=True,
                                  min_block_size=1)
     torch.testing.assert_close(compiled(x), module(x))
+
+
+class ExpandsToAnotherInputsRows(torch.nn.Module):
+    def forward(self, x, y):
+        return x.expand(y.size(0), -1) + 1
+
+
+@pytest.mark.parametrize("rows", [5, 3])
+def test_an_expand_of_a_dynamic_dim_to_another_size_fails_as_eager_does(rows, device):
+    """Eager raises unless the dim is the size it expands to, or 1; the engine returned the first 2 of x's rows."""
+    spec = torch_trt.Input(min_shape=(1, 4), opt_shape=(2, 4), max_shape=(8, 4))
+    compiled = torch_trt.compile(ExpandsToAnotherInputsRows().eval(), inputs=[spec, spec], device=device,
+                                 target="reference", require_full_compilation=True, min_block_size=1)
+    x, y = torch.randn(1, 4, device=device), torch.randn(2, 4, device=device)
+    torch.testing.assert_close(compiled(x, y), x.expand(2, -1) + 1)
+    torch.testing.assert_close(compiled(y, y), y + 1)
+    with pytest.raises(RuntimeError, match="assertion failed: expand: the expanded size of dim 0 must match"):
+        compiled(torch.randn(rows, 4, device=device), y)
+

@@ -13,7 +13,7 @@ import operator
 import torch
 
 _FOLD = {"SUM": operator.add, "SUB": operator.sub, "PROD": operator.mul, "FLOOR_DIV": operator.floordiv,
-         "MIN": min, "MAX": max}
+         "MIN": min, "MAX": max, "EQUAL": operator.eq}
 
 
 def is_runtime(ctx, value):
@@ -46,7 +46,8 @@ def shape_of(ctx, tensor):
 
 
 def arithmetic(ctx, operation, a, b):
-    """`a <operation> b` (an ElementWiseOperation name in _FOLD) on ints or runtime ints; FLOOR_DIV floors."""
+    """`a <operation> b` (an ElementWiseOperation name in _FOLD) on ints or runtime ints; FLOOR_DIV floors, EQUAL
+    gives a bool or a BOOL runtime value."""
     if not is_runtime(ctx, a) and not is_runtime(ctx, b):
         return _FOLD[operation](a, b)
     operation = getattr(ctx.trt.ElementWiseOperation, operation)

@@ -206,7 +206,9 @@ def _expand_at_run_time(ctx, x, shape):
             sizes.append(shape_tensors.dim_size(ctx, x, d))
             strides.append(1)
         elif old == -1:
-            one_less = shape_tensors.arithmetic(ctx, "SUB", shape_tensors.dim_size(ctx, x, d), 1)
+            size = shape_tensors.dim_size(ctx, x, d)
+            one_less = shape_tensors.arithmetic(ctx, "SUB", size, 1)
+            _require_expandable(ctx, size, new, d)
             sizes.append(new)
             strides.append(shape_tensors.arithmetic(ctx, "MIN", one_less, 1))
         else:
@@ -216,6 +218,15 @@ def _expand_at_run_time(ctx, x, shape):
     layer.set_input(2, shape_tensors.shape_vector(ctx, sizes))
     layer.set_input(3, shape_tensors.shape_vector(ctx, strides))
     return layer.get_output(0)
+
+
+def _require_expandable(ctx, size, new, dim):
+    """Fail the run where dim `dim` of `size` cannot expand to `new`, as eager raises (a slice would read `new` of
+    its rows): only a size of 1 grows. (size - new) * (size - 1) is 0 exactly when it is new or 1."""
+    product = shape_tensors.arithmetic(ctx, "PROD", shape_tensors.arithmetic(ctx, "SUB", size, new),
+                                       shape_tensors.arithmetic(ctx, "SUB", size, 1))
+    ctx.net.add_assertion(shape_tensors.arithmetic(ctx, "EQUAL", product, 0),
+                          f"expand: the expanded size of dim {dim} must match its size unless that is 1")
 
 
 @converter("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")

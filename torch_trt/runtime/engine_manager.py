@@ -210,19 +210,25 @@ class EngineRunner:
     def execute(self, tensors):
         """One call of the engine on contiguous `tensors` on the current stream; returns new output tensors."""
         context = self.context
+        self.recorder.clear()  # each call reports its own errors, not every earlier call's
         for name, tensor in zip(self.inputs, tensors):
             context.set_input_shape(name, tuple(tensor.shape))
             context.set_tensor_address(name, _address(tensor, self.placeholder))
         outputs = []
         for name in self.outputs:
-            output = torch.empty(tuple(context.get_tensor_shape(name)), dtype=self.dtypes[name], device=self.device)
+            shape = tuple(context.get_tensor_shape(name))
+            if min(shape, default=0) < 0:  # the engine could not infer it: an assertion on the input shapes failed
+                self._fail()
+            output = torch.empty(shape, dtype=self.dtypes[name], device=self.device)
             context.set_tensor_address(name, _address(output, self.placeholder))
             outputs.append(output)
-        self.recorder.clear()  # each call reports its own errors, not every earlier call's
         stream = torch.cuda.current_stream().cuda_stream if self.stream is not None else 0
         if not context.execute_async_v3(stream):
-            raise EngineIOError(f"engine execution failed: {'; '.join(self.recorder.errors) or 'unknown reason'}")
+            self._fail()
         return outputs
+
+    def _fail(self):
+        raise EngineIOError(f"engine execution failed: {'; '.join(self.recorder.errors) or 'unknown reason'}")
 
 
 def _address(tensor, placeholder):

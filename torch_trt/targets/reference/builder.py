@@ -121,7 +121,10 @@ def _validate(network, config):
             raise NetworkError(f"IO tensor '{tensor.name}' is INT8, a quantized type TensorRT accepts as IO only with "
                                "Q/DQ layers; cast it to INT32 or FLOAT at the engine boundary")
     for layer in network._layers:
-        layer._check_built([None if t is None else network._meta(t)[0] for t in layer._inputs])
+        probes = [None if t is None else network._meta(t) for t in layer._inputs]
+        layer._check_built([None if pair is None else pair[0] for pair in probes])
+        if all(pair is None or pair[0] is pair[1] for pair in probes):  # no dynamic dim reaches the layer
+            layer._check_at_run([None if pair is None else pair[0] for pair in probes])
     dynamic = [t for t in network._inputs if -1 in t.shape]
     if dynamic and not config._profiles:
         raise NetworkError(f"input '{dynamic[0].name}' has dynamic dims {tuple(dynamic[0].shape)} "

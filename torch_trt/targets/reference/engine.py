@@ -14,6 +14,7 @@ from .enums import DataType, ErrorCodeTRT, TensorIOMode, TensorLocation
 from .logger import report_error
 from .layers import LAYER_CLASSES
 from .lending import device_weights
+from .network import NetworkError
 from .program import build_program, compile_program
 from .types import TORCH_DTYPE, Dims
 
@@ -98,7 +99,9 @@ class ICudaEngine:
     def _infer(self, values):
         """Run every layer on meta tensors `values` (IO name -> tensor), in place: the shapes of every tensor."""
         for layer, record, weights in zip(self._layers, self._records, self._weights):
-            outputs = layer._compute([None if n is None else values[n] for n in record["inputs"]], weights)
+            inputs = [None if n is None else values[n] for n in record["inputs"]]
+            layer._check_at_run(inputs)
+            outputs = layer._compute(inputs, weights)
             for name, tensor in zip(record["outputs"], outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
                 values[name] = tensor
         return values
@@ -137,32 +140,44 @@ class IExecutionContext:
         engine = self._engine
         if engine.get_tensor_mode(name) == TensorIOMode.INPUT:
             return Dims(self._shapes.get(name, engine.get_tensor_shape(name)))
-        if self.infer_shapes():  # an input's shape is still unknown: the output's dims that depend on it are -1
-            return engine.get_tensor_shape(name)
-        return Dims(self._io_shapes()[name])
+        shapes = None if self._unset_inputs() else self._io_shapes()
+        # An input's shape still unknown, or a failed assertion: as in TensorRT, the dims it decides are -1
+        return engine.get_tensor_shape(name) if shapes is None else Dims(shapes[name])
 
     def _io_shapes(self):
         """Every IO tensor's shape at the input shapes set, inferred once per set of input shapes (an engine with no
-        dynamic dim has the shapes of its plan)."""
+        dynamic dim has the shapes of its plan); None, the error reported, where an assertion fails at them."""
         key = tuple(sorted(self._shapes.items()))
         if key not in self._shapes_by_inputs:
             engine = self._engine
             if engine._static:
                 shapes = {n: tuple(engine._io[n]["shape"]) for n in engine._io_names}
             else:
-                values = engine._infer({n: torch.empty(self.get_tensor_shape(n), dtype=engine._torch_dtypes[n],
-                                                       device="meta") for n in engine._inputs})
+                try:
+                    values = engine._infer({n: torch.empty(self.get_tensor_shape(n), dtype=engine._torch_dtypes[n],
+                                                           device="meta") for n in engine._inputs})
+                except NetworkError as failed:
+                    self._refuse(f"input shapes {dict(self._shapes)}: {failed}")
+                    return None
                 shapes = {n: tuple(values[n].shape) for n in engine._io_names}
             self._shapes_by_inputs[key] = shapes
         return self._shapes_by_inputs[key]
 
-    def infer_shapes(self):
+    def _unset_inputs(self):
+        """The inputs whose dynamic shape is not set yet."""
         engine = self._engine
         return [n for n in engine._inputs if n not in self._shapes and -1 in engine._io[n]["shape"]]
 
+    def infer_shapes(self):
+        unset = self._unset_inputs()
+        if not unset and self._io_shapes() is None:
+            raise RuntimeError("infer_shapes: the input shapes set fail an assertion of the engine (reported to the "
+                               "error recorder)")
+        return unset
+
     @property
     def all_binding_shapes_specified(self):
-        return not self.infer_shapes()
+        return not self._unset_inputs()
 
     def set_tensor_address(self, name, memory):
         if self._engine.get_tensor_mode(name) == TensorIOMode.NONE:
@@ -180,13 +195,15 @@ class IExecutionContext:
 
     def execute_async_v3(self, stream_handle):
         engine = self._engine
-        unset = self.infer_shapes()
+        unset = self._unset_inputs()
         if unset:
             return self._refuse(f"execute_async_v3: the shape of input '{unset[0]}' is not set (set_input_shape)")
         unbound = [n for n in engine._io_names if n not in self._addresses]
         if unbound:
             return self._refuse(f"execute_async_v3: the address of '{unbound[0]}' is not set (set_tensor_address)")
         shapes = self._io_shapes()
+        if shapes is None:
+            return False
         # TensorRT refuses a null output address, even for an empty output, and a null input address unless empty
         null = [n for n in engine._io_names if self._addresses[n] == 0 and (n in engine._outputs or 0 not in shapes[n])]
         if null:

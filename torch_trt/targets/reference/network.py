@@ -165,6 +165,10 @@ class ILayer:
 
         Rules on attributes converters set after add_* (num_groups, axis, mode) go in _check with check_deferred."""
 
+    def _check_at_run(self, inputs):
+        """Rules on shape-tensor values (an assertion's condition), which need the input shapes: the engine checks
+        them at each new set, on meta inputs that know their values, the builder where no dynamic dim reaches them."""
+
     def _compute(self, inputs, weights):
         """The layer's semantics: input tensors (and weight tensors by attribute) -> output tensor(s)."""
         raise NotImplementedError
@@ -254,6 +258,8 @@ class INetworkDefinition:
         try:
             for output in layer._outputs:
                 self._meta(output)
+            if not layer._outputs:  # an assertion: no output's inference checks it
+                self._infer(layer)
         except DeferredError:
             pass  # shapes are inferred again once the converter has set the remaining attributes
         except NetworkError as error:
