@@ -209,3 +209,19 @@ def test_a_cast_to_the_engine_device_converts_when_another_device_exists(monkeyp
     x = torch.randn(2, 3)
     compiled = torch_trt.compile(ToCpu(), [x], target="reference", min_block_size=1, require_full_compilation=True)
     torch.testing.assert_close(compiled(x), ToCpu()(x))
+
+
+class RangeBetweenSizes(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.arange(x.size(0), y.size(0) + 1) * 2
+
+
+def test_an_arange_whose_bounds_pass_each_other_at_run_time_fails_as_eager_does(device):
+    """Eager raises where end < start with a positive step; the engine returned an empty tensor."""
+    spec = torch_trt.Input(min_shape=(1,), opt_shape=(4,), max_shape=(8,))
+    compiled = torch_trt.compile(RangeBetweenSizes().eval(), inputs=[spec, spec], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    torch.testing.assert_close(compiled(torch.randn(2, device=device), torch.randn(5, device=device)),
+                               torch.arange(2, 6, device=device) * 2)
+    with pytest.raises(RuntimeError, match="assertion failed: arange: the bounds are inconsistent with the step"):
+        compiled(torch.randn(5, device=device), torch.randn(2, device=device))

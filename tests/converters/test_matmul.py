@@ -7,6 +7,7 @@ from harness import check_converter, converted_layers, dynamic_inputs, make_inpu
 
 f32, f16, i32 = torch.float32, torch.float16, torch.int32
 MM = {"aten::matmul"}
+BMM = {"aten::bmm"}
 AFFINE = {"aten::matmul", "aten::add"}
 
 
@@ -69,8 +70,8 @@ CASES = [  # id, function or module, converters, input shapes, dtype
      [torch.tensor([[float("nan"), float("inf")]]), (3, 4), (4, 2)], f32),
     ("mm", torch.mm, MM, [(3, 4), (4, 5)], f32),
     ("mm_fp16", torch.mm, MM, [(3, 4), (4, 5)], f16),
-    ("bmm", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f32),
-    ("bmm_fp16", torch.bmm, MM, [(2, 3, 4), (2, 4, 5)], f16),
+    ("bmm", torch.bmm, BMM, [(2, 3, 4), (2, 4, 5)], f32),
+    ("bmm_fp16", torch.bmm, BMM, [(2, 3, 4), (2, 4, 5)], f16),
 ]
 
 
@@ -84,7 +85,7 @@ def test_matmul(name, function, converters, shapes, dtype, device):
 DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, dtype
     ("linear_dynamic_batch", torch.nn.Linear(4, 5), AFFINE, [((1, 4), (3, 4), (8, 4), (6, 4))], f32),
     ("constant_rhs_dynamic_rows", ConstantRhs(4, 5), MM, [((1, 1, 4), (2, 3, 4), (4, 6, 4), (3, 5, 4))], f32),
-    ("bmm_dynamic_batch", torch.bmm, MM, [((1, 3, 4), (2, 3, 4), (6, 3, 4), (5, 3, 4)),
+    ("bmm_dynamic_batch", torch.bmm, BMM, [((1, 3, 4), (2, 3, 4), (6, 3, 4), (5, 3, 4)),
                                           ((1, 4, 2), (2, 4, 2), (6, 4, 2), (5, 4, 2))], f32),
 ]
 
@@ -280,3 +281,24 @@ def test_a_linear_weight_reaches_the_engine_in_its_own_layout_read_transposed():
     assert any(torch.equal(w, linear.weight.detach().reshape(-1)) for w in weights.values())
     x = torch.randn(3, 4)
     torch.testing.assert_close(compiled(x), linear(x))
+
+
+class BatchedProducts(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.bmm(x, y), torch.baddbmm(x[:, :, :1], x, y), torch.addbmm(x[0], x, y)
+
+
+def test_batched_products_hold_their_batches_equal_as_eager_does(device):
+    """matmul broadcasts a batch of 1, bmm raises: the engine returned x's 3 products with y's one matrix."""
+    spec = torch_trt.Input(min_shape=(1, 4, 4), opt_shape=(2, 4, 4), max_shape=(8, 4, 4))
+    module = BatchedProducts().eval()
+    compiled = torch_trt.compile(module, inputs=[spec, spec], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    x, y = torch.randn(3, 4, 4, device=device), torch.randn(3, 4, 4, device=device)
+    for result, expected in zip(compiled(x, y), module(x, y)):
+        torch.testing.assert_close(result, expected)
+    with pytest.raises(RuntimeError, match="assertion failed: bmm: the two batches must hold as many matrices"):
+        compiled(x, y[:1])
+    with pytest.raises(torch_trt.errors.TorchTRTError, match="batch2 tensor to be: \\[3, 4\\] but got: \\[1, 4\\]"):
+        torch_trt.compile(scripted(torch.bmm, 2), inputs=[x, y[:1]], device=device, target="reference",
+                          require_full_compilation=True, min_block_size=1)  # static batches of 3 and 1: refused

@@ -102,3 +102,19 @@ def test_entries_at_static_positions_are_views(function, spec):
     through an index tensor and checks its range on every call."""
     types = {layer.type.name for layer in converted_layers(function, spec)}
     assert "GATHER" not in types and "SLICE" in types
+
+
+class NarrowsBySizes(torch.nn.Module):
+    def forward(self, x, y):
+        return x.narrow(1, 2, x.size(0) - y.size(0) + 1) * 2
+
+
+def test_a_narrow_of_a_negative_runtime_length_fails_as_eager_does(device):
+    """Eager raises "length must be non-negative"; the engine returned an empty slice."""
+    spec = torch_trt.Input(min_shape=(1, 6), opt_shape=(4, 6), max_shape=(8, 6))
+    compiled = torch_trt.compile(NarrowsBySizes().eval(), inputs=[spec, spec], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    x, y = torch.randn(5, 6, device=device), torch.randn(2, 6, device=device)
+    torch.testing.assert_close(compiled(x, y), x.narrow(1, 2, 4) * 2)
+    with pytest.raises(RuntimeError, match="assertion failed: narrow: the start and length must lie in dim 1"):
+        compiled(y, torch.randn(4, 6, device=device))  # a length of -1

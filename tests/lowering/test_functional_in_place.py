@@ -1,4 +1,5 @@
-"""In-place ops made functional keep the written tensor's dtype, as eager's in-place ops do, through both doors."""
+"""In-place ops made functional keep the written tensor's dtype and shape, as eager's in-place ops do, through both
+doors."""
 
 import pytest
 import torch
@@ -77,3 +78,20 @@ def test_dynamo_door(name, in_place, x, y, device, fresh_dynamo):
     compiled = torch.compile(module, backend="tensorrt", options={"target": "reference", "min_block_size": 1})
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, y), module(x, y), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("in_place", [_mul, _add, _clamp_to_a_float_bound], ids=["mul_", "add_", "clamp_"])
+@pytest.mark.parametrize("min_block_size", [1, 10], ids=["in_an_engine", "in_pytorch"])
+def test_an_in_place_op_that_would_broadcast_its_tensor_bigger_raises_as_eager_does(in_place, min_block_size, device):
+    """Eager raises "output with shape [1, 3] doesn't match the broadcast shape [5, 3]"; the functional op returned
+    the [5, 3] broadcast, in an engine or in PyTorch."""
+    module = FunctionModule(_program(in_place)).eval()
+    spec = torch_trt.Input(min_shape=(1, 3), opt_shape=(4, 3), max_shape=(8, 3))
+    compiled = torch_trt.compile(module, [spec, spec], target="reference", min_block_size=min_block_size,
+                                 device=device)
+    x, y = torch.randn(4, 3, device=device), torch.randn(4, 3, device=device)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, y), module(x, y))
+        torch.testing.assert_close(compiled(x, y[:1]), module(x, y[:1]))
+        with pytest.raises(RuntimeError, match="must match"):
+            compiled(x[:1], y)

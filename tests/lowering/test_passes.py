@@ -26,7 +26,7 @@ CASES = [  # id, pass, graph before, ops that must appear after, ops that must b
     ("mm", mm_to_matmul, """graph(%a : Tensor, %b : Tensor):
         %y : Tensor = aten::mm(%a, %b)
         %z : Tensor = aten::bmm(%y, %b)
-        return (%z)""", ["aten::matmul", "aten::matmul"], ["aten::mm", "aten::bmm"]),
+        return (%z)""", ["aten::matmul", "aten::bmm"], ["aten::mm"]),
     ("conv2d", normalize_convolution, """graph(%x : Tensor, %w : Tensor, %b : Tensor):
         %s : int[] = prim::Constant[value=[1, 1]]()
         %p : int[] = prim::Constant[value=[0, 0]]()

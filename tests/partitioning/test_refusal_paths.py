@@ -219,6 +219,8 @@ UNREACHABLE = {
                                              "reference target has the layer",
     "slice step must be positive": EAGER,
     "narrow of": EAGER,
+    "require: ": "conditions eager holds too (an expand's sizes, bmm's batches, arange's bounds): a static one that "
+                 "fails is a program eager rejects at its static shapes",
     "select index": EAGER,
     "flatten start_dim": EAGER,
     "t expects a tensor of at most 2 dims": EAGER,

@@ -54,6 +54,20 @@ def arithmetic(ctx, operation, a, b):
     return ctx.net.add_elementwise(as_int64(ctx, a), as_int64(ctx, b), operation).get_output(0)
 
 
+def at_least_zero(ctx, value):
+    """`value >= 0` of an int or runtime int: a bool, or a BOOL runtime value (max(value, 0) == value)."""
+    return arithmetic(ctx, "EQUAL", arithmetic(ctx, "MAX", value, 0), value)
+
+
+def require(ctx, condition, message):
+    """Hold `condition` (a bool, or a BOOL runtime value) where eager raises unless it holds: false at build, a
+    ValueError; known only at run time, an IAssertionLayer that fails the engine's run with `message`."""
+    if is_runtime(ctx, condition):
+        ctx.net.add_assertion(condition, message)
+    elif not condition:
+        raise ValueError(message)
+
+
 def remainder(ctx, a, b):
     """Python's `a % b` (the divisor's sign): a - floor(a / b) * b."""
     return arithmetic(ctx, "SUB", a, arithmetic(ctx, "PROD", arithmetic(ctx, "FLOOR_DIV", a, b), b))

@@ -109,7 +109,10 @@ def _arange(ctx, node, args, start, end, step):
     dtype = _dtype_arg(args, torch.int64)
     if dtype not in _CASTABLE:
         raise NotImplementedError(f"a {dtype} arange cannot be made inside a TensorRT network")
-    # ceil((end - start) / step), never negative
+    span = shape_tensors.arithmetic(ctx, "SUB", end, start)
+    shape_tensors.require(ctx, shape_tensors.at_least_zero(ctx, shape_tensors.arithmetic(ctx, "PROD", span, step)),
+                          "arange: the bounds are inconsistent with the step's sign")
+    # ceil((end - start) / step), never negative: shapes are inferred at sizes the assertion may not hold at
     length = shape_tensors.arithmetic(ctx, "FLOOR_DIV", shape_tensors.arithmetic(ctx, "SUB", start, end), step)
     length = shape_tensors.arithmetic(ctx, "MAX", shape_tensors.arithmetic(ctx, "SUB", 0, length), 0)
     return ctx.set_output(node, [cast(ctx, linspace(ctx, length, start, step), dtype)])

@@ -225,7 +225,7 @@ def _require_expandable(ctx, size, new, dim):
     its rows): only a size of 1 grows. (size - new) * (size - 1) is 0 exactly when it is new or 1."""
     product = shape_tensors.arithmetic(ctx, "PROD", shape_tensors.arithmetic(ctx, "SUB", size, new),
                                        shape_tensors.arithmetic(ctx, "SUB", size, 1))
-    ctx.net.add_assertion(shape_tensors.arithmetic(ctx, "EQUAL", product, 0),
+    shape_tensors.require(ctx, shape_tensors.arithmetic(ctx, "EQUAL", product, 0),
                           f"expand: the expanded size of dim {dim} must match its size unless that is 1")
 
 

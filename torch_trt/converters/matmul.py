@@ -1,7 +1,7 @@
 """Matrix product converters: aten::matmul for every rank combination torch allows, and the product ops
-lowering leaves whole (baddbmm, addbmm, outer).
+lowering leaves whole (bmm, baddbmm, addbmm, outer: the batched ones hold their batches equal, as eager does).
 
-Lowering turns linear, addmm, mm and bmm into aten::matmul (plus t, mul and add), so this one
+Lowering turns linear, addmm and mm into aten::matmul (plus t, mul and add), so this one
 converter covers them. A 1-D operand becomes a MatrixOperation.VECTOR operand (its vector is a
 row for input0, a column for input1, and TensorRT drops the unit dim, as torch does); the
 operand with fewer batch dims gets leading 1s, since TensorRT broadcasts only equal counts. A
@@ -12,6 +12,7 @@ copy, and the engine's weight has the bytes of the module's tensor (reference/le
 
 import torch
 
+from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import (axes_mask, cast, compute_dtype, dtype_of, elementwise, promote_types, rank,
                        reduced_weights, unsqueeze, unsqueeze_to_rank)
@@ -81,16 +82,31 @@ def _add_scaled(ctx, node, args, product):
     return ctx.set_output(node, [elementwise(ctx, product, bias, op.SUM, dtype)])
 
 
+def _batched_product(ctx, batch1, batch2, op):
+    """batch1 @ batch2 of two batches of matrices, which must hold as many (matmul would broadcast a batch of 1)."""
+    batch1, batch2 = _operand_value(batch1), _operand_value(batch2)
+    sizes = [shape_tensors.dim_size(ctx, batch, 0) for batch in (batch1, batch2)]
+    shape_tensors.require(ctx, shape_tensors.arithmetic(ctx, "EQUAL", *sizes),
+                          f"{op}: the two batches must hold as many matrices")
+    return _product(ctx, batch1, batch2)
+
+
+@converter("aten::bmm(Tensor self, Tensor mat2) -> Tensor")
+def bmm(ctx, node, args):
+    """self @ mat2, batch by batch."""
+    return ctx.set_output(node, [_batched_product(ctx, args["self"], args["mat2"], "bmm")])
+
+
 @converter("aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
 def baddbmm(ctx, node, args):
     """beta * self + alpha * (batch1 @ batch2), self broadcast to the batched product."""
-    return _add_scaled(ctx, node, args, _product(ctx, _operand_value(args["batch1"]), _operand_value(args["batch2"])))
+    return _add_scaled(ctx, node, args, _batched_product(ctx, args["batch1"], args["batch2"], "baddbmm"))
 
 
 @converter("aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
 def addbmm(ctx, node, args):
     """beta * self + alpha * the sum over the batch of batch1 @ batch2."""
-    products = _product(ctx, _operand_value(args["batch1"]), _operand_value(args["batch2"]))
+    products = _batched_product(ctx, args["batch1"], args["batch2"], "addbmm")
     total = ctx.net.add_reduce(products, ctx.trt.ReduceOperation.SUM, axes_mask([0], 3), False).get_output(0)
     return _add_scaled(ctx, node, args, total)
 

@@ -17,7 +17,8 @@ so their indices pass through unchanged.
 import torch
 
 from ..conversion.registry import converter
-from ..conversion.shape_tensors import arithmetic, dim_size, is_runtime, shape_vector, wrap_negative
+from ..conversion.shape_tensors import (arithmetic, at_least_zero, dim_size, is_runtime, require, shape_vector,
+                                        wrap_negative)
 from ._helpers import drop_unit_dims, normalize_dim, rank, reshape_torch_sizes
 
 _TO_END = 2 ** 63 - 1  # TorchScript's `end` for `x[a:]`
@@ -83,6 +84,9 @@ def narrow(ctx, node, args):
     if not any(is_runtime(ctx, v) for v in (start, length, size)) and \
             not (0 <= start and 0 <= length and start + length <= size):
         raise IndexError(f"narrow of {length} from {start} is out of range for dim {dim} of size {size}")
+    room = arithmetic(ctx, "SUB", size, arithmetic(ctx, "SUM", start, length))
+    require(ctx, at_least_zero(ctx, arithmetic(ctx, "MIN", arithmetic(ctx, "MIN", start, length), room)),
+            f"narrow: the start and length must lie in dim {dim}")
     return _slice(ctx, node, x, dim, start, length)
 
 

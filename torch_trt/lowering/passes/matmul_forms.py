@@ -1,4 +1,4 @@
-"""Reduce linear, addmm, mm and bmm to matmul, t and elementwise ops."""
+"""Reduce linear, addmm and mm to matmul, t and elementwise ops."""
 
 from ..rewrite import is_constant, is_none, rewrite_pass
 
@@ -36,5 +36,5 @@ _MATMUL = """graph(%a, %b):
         %y = aten::matmul(%a, %b)
         return (%y)"""
 
-mm_to_matmul = rewrite_pass("mm_to_matmul", "Rewrite aten::mm and aten::bmm as aten::matmul.",
-                            ("aten::mm", _MATMUL), ("aten::bmm", _MATMUL))
+# Not aten::bmm: matmul would broadcast a batch of 1 where bmm raises (the converter holds the batches equal).
+mm_to_matmul = rewrite_pass("mm_to_matmul", "Rewrite aten::mm as aten::matmul.", ("aten::mm", _MATMUL))
