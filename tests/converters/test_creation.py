@@ -188,6 +188,11 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("tensor_of_dynamic_sizes_list", lambda x: x * _sizes(x), {"aten::tensor"}, [((1, 1, 3), (2, 4, 3), (6, 9, 3),
                                                                                    (5, 7, 3))], i32),
     ("causal_mask_dynamic", causal_mask, {"aten::arange", "aten::le"}, [((1, 1), (2, 4), (6, 9), (5, 7))], f32),
+    # A diagonal read from sizes (a causal mask offset by the cached keys: keys - queries).
+    ("tril_diagonal_of_sizes", lambda x: x.tril(x.size(1) - x.size(0)), {"aten::tril"},
+     [((1, 1), (2, 4), (6, 9), (3, 7))], f32),
+    ("triu_diagonal_of_sizes", lambda x: x.triu(x.size(0) - 3), {"aten::triu"}, [((1, 1), (2, 4), (6, 9), (5, 7))],
+     i32),
 ]
 
 

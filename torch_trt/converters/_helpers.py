@@ -4,7 +4,7 @@ import logging
 
 import torch
 
-from ..conversion.shape_tensors import as_int64, is_runtime, reshape_to_shape_tensor, shape_vector
+from ..conversion.shape_tensors import arithmetic, as_int64, is_runtime, reshape_to_shape_tensor, shape_vector
 from ..targets.dtypes import HALF_DTYPES, torch_dtype, trt_dtype
 
 logger = logging.getLogger(__name__)
@@ -264,14 +264,15 @@ def triangle_mask(ctx, rows, columns, diagonal, lower, rank_):
     """The bool mask of torch.tril (lower) or torch.triu over a [rows, columns] matrix (ints or runtime ints),
     with leading 1s to `rank_` dims: column - row <= diagonal (lower) or >= diagonal (upper)."""
     lead = (1,) * (rank_ - 2)
-    if not any(is_runtime(ctx, n) for n in (rows, columns)):
+    if not any(is_runtime(ctx, n) for n in (rows, columns, diagonal)):
         mask = (torch.tril if lower else torch.triu)(torch.ones(rows, columns, dtype=torch.bool), diagonal)
         return ctx.constant(mask.reshape(lead + (rows, columns)))
     row = reshape_trt_dims(ctx, linspace(ctx, rows, 0, 1), lead + (-1, 1))
     column = reshape_trt_dims(ctx, linspace(ctx, columns, 0, 1), lead + (1, -1))
     offset = ctx.net.add_elementwise(column, row, ctx.trt.ElementWiseOperation.SUB).get_output(0)
     operation = ctx.trt.ElementWiseOperation.LESS if lower else ctx.trt.ElementWiseOperation.GREATER
-    bound = ctx.constant(torch.full((1,) * rank_, diagonal + 1 if lower else diagonal - 1, dtype=torch.int64))
+    bound = arithmetic(ctx, "SUM" if lower else "SUB", diagonal, 1)
+    bound = reshape_trt_dims(ctx, as_int64(ctx, bound), (1,) * rank_)
     return ctx.net.add_elementwise(offset, bound, operation).get_output(0)
 
 

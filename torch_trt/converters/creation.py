@@ -217,7 +217,7 @@ def _triangle(ctx, node, args, lower):
     if rank(x) < 2:
         raise ValueError(f"{node.kind()} needs a tensor of rank >= 2, got rank {rank(x)}")
     rows, columns = (shape_tensors.dim_size(ctx, x, d) for d in (rank(x) - 2, rank(x) - 1))
-    mask = triangle_mask(ctx, rows, columns, args["diagonal"].to_int(), lower, rank(x))
+    mask = triangle_mask(ctx, rows, columns, args["diagonal"].value, lower, rank(x))
     zero = ctx.constant(torch.zeros((1,) * rank(x), dtype=dtype_of(ctx, x)))
     return ctx.set_output(node, ctx.net.add_select(mask, x, zero))
 
