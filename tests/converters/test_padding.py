@@ -2,8 +2,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_trt
+
 from harness import check_converter, dynamic_inputs
-from torch_trt.errors import ConversionError
 
 F32, F16, I32 = torch.float32, torch.float16, torch.int32
 aten = torch.ops.aten
@@ -65,22 +66,47 @@ def test_padding_dynamic(name, function, converter, ranges, device):
     check_converter(function, inputs, {converter}, device, specs=specs)
 
 
-REFUSED = [  # id, function, (min, opt, max, run) input shape, message
-    ("reflect_dynamic_dim", lambda x: F.pad(x, (1, 1), mode="reflect"),
-     ((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5)), "reflect padding of dynamic dims"),
-    ("fill_dynamic_dim", lambda x: F.pad(x, (1, 1), value=1.0),
-     ((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5)), "constant padding of dynamic dims"),
+def _to_a_multiple_of_4(x):
+    """Pads the last two dims up to multiples of 4, as windowed attention does (swin): amounts read from sizes."""
+    return F.pad(x, (0, -x.size(-1) % 4, 0, -x.size(-2) % 4)) + 1
+
+
+# Dynamic dims in other modes, or padded by amounts read from sizes: a slice of runtime start and size.
+RUNTIME = [  # id, function, (min, opt, max, run) input shape, dtype
+    ("reflect_dynamic_dim", lambda x: F.pad(x, (1, 1), mode="reflect"), ((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5)),
+     F32),
+    ("fill_dynamic_dim", lambda x: F.pad(x, (1, 1), value=1.0), ((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5)), F32),
+    ("zero_pad_int64_dynamic_dim", lambda x: F.pad(x, (1, 1)), ((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5)),
+     torch.int64),
+    ("replicate_dynamic_dims", lambda x: F.pad(x, (2, 0, 1, 3), mode="replicate"),
+     ((1, 1, 1, 1), (1, 2, 4, 6), (2, 2, 8, 8), (2, 2, 3, 7)), F32),
+    ("circular_crop_dynamic_dim", lambda x: F.pad(x, (2, -1), mode="circular"),
+     ((1, 2, 3), (1, 2, 6), (1, 2, 8), (1, 2, 5)), F32),
+    ("zero_pad_to_a_multiple_of_sizes", _to_a_multiple_of_4, ((1, 2, 1, 1), (1, 2, 4, 6), (2, 2, 9, 9), (2, 2, 5, 7)),
+     F32),
+    ("reflect_pad_of_a_size", lambda x: F.pad(x, (x.size(1), 0), mode="reflect"),
+     ((1, 1, 4), (1, 2, 6), (1, 3, 8), (1, 3, 5)), F32),
 ]
 
 
-@pytest.mark.parametrize("name,function,ranges,message", REFUSED, ids=[c[0] for c in REFUSED])
-def test_padding_refused(name, function, ranges, message, device):
-    specs, inputs = dynamic_inputs([ranges], F32)
-    with pytest.raises(ConversionError, match=message):
-        check_converter(function, inputs, set(), device, specs=specs)
+@pytest.mark.parametrize("name,function,ranges,dtype", RUNTIME, ids=[c[0] for c in RUNTIME])
+def test_padding_at_run_time(name, function, ranges, dtype, device):
+    specs, inputs = dynamic_inputs([ranges], dtype)
+    check_converter(function, inputs, {"aten::pad"}, device, specs=specs)
 
 
-def test_zero_padding_of_dynamic_dims_of_a_type_the_padding_layer_lacks_is_refused(device):
-    specs, inputs = dynamic_inputs([((1, 2, 4), (1, 2, 6), (1, 2, 8), (1, 2, 5))], torch.int64)
-    with pytest.raises(ConversionError, match="zero padding of the last 2 dims of float32, float16, int32 or int8"):
-        check_converter(lambda x: F.pad(x, (1, 1)), inputs, set(), device, specs=specs)
+class ReflectsBySize(torch.nn.Module):
+    def forward(self, x, y):
+        return F.pad(x, (y.size(0), 0), mode="reflect") * 2
+
+
+def test_reflect_padding_as_wide_as_the_dim_fails_as_eager_does(device):
+    """Eager raises unless the amount is below the dim's size; the slice reflected again past the edge."""
+    spec = torch_trt.Input(min_shape=(1, 2, 2), opt_shape=(1, 2, 6), max_shape=(1, 2, 8))
+    y = torch_trt.Input(min_shape=(1,), opt_shape=(2,), max_shape=(3,))
+    compiled = torch_trt.compile(ReflectsBySize().eval(), inputs=[spec, y], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    x = torch.randn(1, 2, 5, device=device)
+    torch.testing.assert_close(compiled(x, torch.randn(3, device=device)), F.pad(x, (3, 0), mode="reflect") * 2)
+    with pytest.raises(RuntimeError, match="assertion failed: reflect padding of dim 2 must be smaller than its size"):
+        compiled(x[..., :3], torch.randn(3, device=device))

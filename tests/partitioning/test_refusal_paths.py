@@ -138,9 +138,6 @@ ROWS = [
     Row("softmax_0d", "aten::softmax.int", "softmax of a 0-d tensor", "ETE",
         lambda x: torch.softmax((x * 2).sum(), 0) * 3, [_randn(3, 4)]),
     # padding, pooling, resize
-    Row("pad_reflect_dynamic_dim", "aten::pad", "padding of dynamic dims", "ETE",
-        lambda x: F.pad(x * 2, (1, 1), mode="reflect") + 1, [_randn(1, 2, 5)], [_dynamic((1, 2, 4), (1, 2, 6),
-                                                                                        (1, 2, 8))]),
     Row("max_pool_ceil_mode_dynamic_dim", "aten::max_pool2d", "ceil_mode pooling over a dynamic spatial dim", "ETE",
         lambda x: F.max_pool2d(x * 2, 2, 2, 1, ceil_mode=True) + 1, [_randn(1, 2, 5, 7)],
         [_dynamic((1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 8, 8))]),
