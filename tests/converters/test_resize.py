@@ -2,6 +2,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_trt
+
 from harness import check_converter, dynamic_inputs, trace_only
 from torch_trt.errors import ConversionError
 
@@ -87,7 +89,35 @@ DYNAMIC = [  # id, function, converter, (min, opt, max, run) input shape
     ("bicubic_dynamic_spatial_align_corners",
      dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=3.0, mode="bicubic", align_corners=True)), BICUBIC2,
      ((1, 1, 2, 2), (1, 1, 4, 4), (1, 1, 6, 6), (1, 1, 5, 3))),
+    # An output size for dynamic dims (or one that float32 scales cannot give): a shape tensor, scaled by in/out.
+    ("nearest2d_dynamic_spatial_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(8, 8))), NEAREST2,
+     ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 5, 5))),
+    ("nearest2d_dynamic_batch_size_of_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, size=(7, 5))),
+     NEAREST2, ((1, 2, 3, 5), (1, 2, 3, 5), (4, 2, 3, 5), (2, 2, 3, 5))),
 ]
+
+
+class UpsamplesToTheLateral(torch.nn.Module):
+    """FPN's top-down step: the coarser level upsampled to the finer one's size, read from it when the engine runs."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, top, lateral):
+        return F.interpolate(top, size=lateral.shape[-2:], mode=self.mode) + lateral
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_an_output_size_read_from_another_input(mode, device):
+    top = torch_trt.Input(min_shape=(1, 2, 2, 2), opt_shape=(1, 2, 4, 4), max_shape=(2, 2, 8, 8))
+    lateral = torch_trt.Input(min_shape=(1, 2, 4, 4), opt_shape=(1, 2, 8, 8), max_shape=(2, 2, 16, 16))
+    module = UpsamplesToTheLateral(mode).eval()
+    compiled = torch_trt.compile(module, inputs=[top, lateral], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    for high, wide in ((3, 5), (8, 8), (2, 7)):
+        x, y = torch.randn(2, 2, high, wide, device=device), torch.randn(2, 2, 2 * high, 2 * wide - 1, device=device)
+        torch.testing.assert_close(compiled(x, y), module(x, y))
 
 
 @pytest.mark.parametrize("name,function,converter,ranges", DYNAMIC, ids=[c[0] for c in DYNAMIC])
@@ -99,10 +129,10 @@ def test_resize_dynamic(name, function, converter, ranges, device):
 REFUSED = [  # id, function, input shape, dynamic (min, opt, max) or None, message
     ("fractional_scale_sampling", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 5, 5), None,
      "only scale factors giving whole output sizes"),
-    ("dynamic_dim_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(8, 8))), (1, 2, 5, 5),
-     ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6)), "needs a whole-number scale factor"),
-    ("dynamic_batch_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, size=(7, 5))), (2, 2, 3, 5),
-     ((1, 2, 3, 5), (1, 2, 3, 5), (4, 2, 3, 5)), "float32 cannot hold exactly"),
+    ("dynamic_dim_fractional_scale", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 6, 6),
+     ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6)), "needs a whole-number one"),
+    ("dynamic_batch_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1 / 3)), (2, 2, 3, 3),
+     ((1, 2, 3, 3), (1, 2, 3, 3), (4, 2, 3, 3)), "float32 cannot hold exactly"),
 ]
 
 

@@ -5,13 +5,15 @@ PyTorch samples output index i of a dim at a coordinate scaled by 1/scale_factor
 in/out otherwise; TensorRT always scales by in/out. The two agree where in * scale_factor is a whole number, so
 other scale factors are refused (except with align_corners, which ignores them). A fully static input gets the
 output shape; with dynamic dims the layer gets per-dim scales, exact in float32, so that TensorRT's
-floor(in * scale) is PyTorch's output size.
+floor(in * scale) is PyTorch's output size, or, for an output size (fixed, or read from sizes at run time: FPN's
+upsampling to the next level's size), that size as a shape tensor.
 """
 
 import math
 
 import numpy as np
 
+from ..conversion import shape_tensors
 from ..conversion.args import Arg
 from ..conversion.registry import converter_table
 from ._helpers import expand
@@ -69,8 +71,7 @@ def _trt_scale(size, out, factor):
     """TensorRT's scale for one dim of an input with dynamic dims: exact in float32, so floor(in * scale) is `out`."""
     if size < 0:
         if out is not None or factor is None or factor != int(factor):
-            raise ValueError("upsampling a dynamic spatial dim needs a whole-number scale factor (a fixed output size "
-                             "would need a shape tensor)")
+            raise ValueError("upsampling a dynamic spatial dim by a scale factor needs a whole-number one")
         return factor
     scale = out / size
     if size * float(np.float32(scale)) != out:
@@ -99,10 +100,17 @@ def upsample(ctx, node, args, interpolation):
     x = args[0].itensor()
     shape, n = list(x.shape), len(x.shape) - 2
     align_corners = args.get("align_corners", False).to_bool()
-    sizes = args["output_size"].optional(lambda arg: expand(arg.to_int_list(), n)) or [None] * n
+    sizes = args["output_size"].optional(lambda arg: expand(shape_tensors.int_list(ctx, arg), n)) or [None] * n
     factors = _scale_factors(args, n)
     layer = ctx.net.add_resize(x)
-    if all(d >= 0 for d in shape):
+    read_at_run_time = any(shape_tensors.is_runtime(ctx, out) for out in sizes)
+    if None not in sizes and all(factor is None for factor in factors) and (read_at_run_time or min(shape) < 0):
+        # An output size read from sizes, or a fixed one for dynamic dims: TensorRT, as PyTorch, scales by in/out
+        layer.set_input(1, shape_tensors.shape_vector(ctx, shape_tensors.shape_of(ctx, x)[:2] + sizes))
+    elif read_at_run_time:
+        raise ValueError("an output size read at run time beside scale factors: PyTorch samples by the factors, "
+                         "which a resize to a runtime size cannot")
+    elif all(d >= 0 for d in shape):
         layer.shape = shape[:2] + [_output_size(*dim, align_corners) for dim in zip(shape[2:], sizes, factors)]
     else:
         sizes = [out if size < 0 else _output_size(size, out, factor, align_corners)

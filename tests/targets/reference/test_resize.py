@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -88,9 +89,37 @@ def test_setting_scales_clears_shape(run_network):
     assert run_network(define, [X]).shape == (2, 3, 10, 12)
 
 
-def _with_shape_tensor(net, a):
+def _doubled_by_a_shape_tensor(net, a):
+    """a resized to twice its last two dims, the output shape a shape tensor computed from a's."""
+    twice = np.array([1, 1, 2, 2], dtype=np.int64)
+    doubled = net.add_elementwise(net.add_shape(a).get_output(0), net.add_constant((4,), trt.Weights(twice))
+                                  .get_output(0), trt.ElementWiseOperation.PROD)
     layer = net.add_resize(a)
-    layer.set_input(1, net.add_shape(a).get_output(0))
+    layer.set_input(1, doubled.get_output(0))
+    layer.resize_mode, layer.coordinate_transformation = MODE.LINEAR, COORD.HALF_PIXEL
+    assert layer.shape is None
+    return layer.get_output(0)
+
+
+def test_the_output_shape_may_be_a_shape_tensor(run_network):
+    torch.testing.assert_close(run_network(_doubled_by_a_shape_tensor, [X]),
+                               F.interpolate(X, scale_factor=2, mode="bilinear"), rtol=1e-5, atol=1e-5)
+
+
+def test_setting_shape_drops_the_shape_tensor(run_network):
+    def define(net, a):
+        layer = net.add_resize(a)
+        layer.set_input(1, net.add_shape(a).get_output(0))
+        layer.shape = (2, 3, 7, 7)
+        assert layer.get_input(1) is None
+        return layer.get_output(0)
+
+    assert run_network(define, [X]).shape == (2, 3, 7, 7)
+
+
+def _with_a_float_shape(net, a):
+    layer = net.add_resize(a)
+    layer.set_input(1, net.add_cast(net.add_shape(a).get_output(0), trt.float32).get_output(0))
     return layer
 
 
@@ -102,7 +131,7 @@ REFUSED = {  # define, input shape, dtype, message
     "linear_fourth_dim": (resize(scales=(2, 1, 1, 1), mode=MODE.LINEAR), (2, 3, 5, 6), trt.float32,
                           "only resizes the innermost 3 dims"),
     "zero_size": (resize(scales=(1, 1, 0.1, 1)), (2, 3, 5, 6), trt.float32, "dims < 1"),
-    "shape_tensor": (_with_shape_tensor, (2, 3, 5, 6), trt.float32, "shape tensor"),
+    "float_shape_tensor": (_with_a_float_shape, (2, 3, 5, 6), trt.float32, "INT32 or INT64 shape tensor"),
 }
 
 

@@ -47,6 +47,13 @@ def getitem(ctx, node, args):
     return args[0].value[args[1].to_int()]
 
 
+@evaluator("aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]")
+def list_slice(ctx, node, args):
+    """l[start:end:step], as Python slices a list (`x.shape[-2:]`)."""
+    start, end = (args[name].optional(lambda arg: arg.to_int()) for name in ("start", "end"))
+    return args[0].value[start:end:args["step"].to_int()]
+
+
 @evaluator("aten::Int.Tensor(Tensor a) -> int")
 def int_of_tensor(ctx, node, args):
     """The int in a 0-D tensor: a constant's, or a runtime int (partitioning lets only sizes in, see support.py)."""
@@ -93,7 +100,8 @@ _RUNTIME_INT_OPS = {
 RUNTIME_INT_OPS = frozenset(_RUNTIME_INT_OPS) | {"aten::size", "aten::Int", "aten::ScalarImplicit", "aten::len",
                                                  "aten::__getitem__", "aten::dim", "prim::ListConstruct",
                                                  "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
-                                                 "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max"}
+                                                 "prim::TupleIndex", "prim::NumToTensor", "prim::min", "prim::max",
+                                                 "aten::slice"}  # of a list (x.shape[-2:]): glue holds no tensor
 
 
 def _scalar_evaluator(kind, function, types):

@@ -1,7 +1,8 @@
 """IResizeLayer: nearest, linear and cubic resizing of the innermost dims (ONNX Resize semantics).
 
-The output size comes from `shape` (full-rank Dims) or `scales` (one per dim, output = floor(input * scale));
-setting one clears the other. Each resized dim maps an output index to an input coordinate through the
+The output size comes from `shape` (full-rank Dims), `scales` (one per dim, output = floor(input * scale)) or a
+1-D INT32/INT64 shape tensor given by set_input(1) (the `shape` attribute then reads None); setting one clears the
+others. Each resized dim maps an output index to an input coordinate through the
 coordinate transformation with the ratio L_in / L_out, then samples it: NEAREST rounds per
 `nearest_rounding`; LINEAR and CUBIC weigh neighbours, reading out-of-range neighbours at the edge (or
 dropping them with `exclude_outside`, renormalizing the cubic weights). Dims are resized one after another
@@ -16,8 +17,9 @@ import torch
 from ...dtypes import FLOAT_DTYPES
 from ..enums import (InterpolationMode, LayerType, ResizeCoordinateTransformation, ResizeRoundMode,
                      ResizeSelector)
-from ..network import ILayer, check, network_method
+from ..network import check, network_method
 from ..types import to_dims
+from .shape import _TensorInputAttributes, check_shape_input, given, shape_values
 
 # How many innermost dims each mode may resize (NvInfer.h).
 _MAX_RESIZED_DIMS = {InterpolationMode.NEAREST: 3, InterpolationMode.LINEAR: 3, InterpolationMode.CUBIC: 2}
@@ -85,40 +87,49 @@ def _resize_dim(x, dim, out_size, layer):
     return sum(samples)
 
 
-class IResizeLayer(ILayer):
+class IResizeLayer(_TensorInputAttributes):
+    """set_input: 0 data, 1 the output shape (a 1-D INT32/INT64 shape tensor)."""
+
     _layer_type = LayerType.RESIZE
     _attributes = ("shape", "scales", "resize_mode", "coordinate_transformation", "selector_for_single_pixel",
                    "nearest_rounding", "exclude_outside", "cubic_coeff")
+    _tensor_inputs, _input_count, _kind = {1: "shape"}, 2, "resize"
 
     def __setattr__(self, key, value):
-        # The output size is given one way: shape or scales; setting one clears the other.
+        # The output size is given one way: shape, scales or the shape tensor; setting one clears the others.
         if key == "shape" and value is not None:
             value = to_dims(value, "IResizeLayer.shape")
             object.__setattr__(self, "scales", None)
         elif key == "scales" and value is not None:
             value = [float(np.float32(s)) for s in value]
             object.__setattr__(self, "shape", None)
+        if key in ("shape", "scales") and value is not None:
+            self._drop_input_replaced_by("shape")
         super().__setattr__(key, value)
 
-    def _output_shape(self, x):
-        """The output dims, from `shape` or from `scales`."""
+    def _output_shape(self, inputs):
+        """The output dims, from the shape tensor, `shape` or `scales`."""
+        x, shape = inputs[0], given(inputs, 1)
+        if shape is not None:
+            return list(shape_values(shape, "resize shape (input 1)"))
         if self.shape is not None:
             return list(self.shape)
         return [math.floor(size * scale) for size, scale in zip(x.shape, self.scales)]
 
     def _check(self, inputs):
         x = inputs[0]
-        check(len(inputs) == 1 or inputs[1] is None,
-              "resize with an output shape tensor (set_input(1)) is not supported by the reference yet; set shape "
-              "or scales")
         check(x.dtype in FLOAT_DTYPES, f"resize needs a float input, got {x.dtype}; insert a cast")
         check(x.dim() >= 1, "resize needs an input of rank >= 1")
-        check(self.shape is not None or self.scales is not None, "resize needs shape or scales")
-        given = self.shape if self.shape is not None else self.scales
-        check(len(given) == x.dim(), f"resize {'shape' if self.shape is not None else 'scales'} {tuple(given)} needs "
-              f"one entry per dim of the rank-{x.dim()} input")
+        if given(inputs, 1) is not None:
+            check_shape_input(inputs, 1, "resize shape")
+        else:
+            check(self.shape is not None or self.scales is not None, "resize needs shape or scales")
+        name, stated = (("shape", given(inputs, 1)) if given(inputs, 1) is not None else
+                        ("shape", self.shape) if self.shape is not None else ("scales", self.scales))
+        check(len(stated) == x.dim(), f"resize {name} of {len(stated)} entries needs one entry per dim of the "
+              f"rank-{x.dim()} input")
         check(self.scales is None or all(s > 0 for s in self.scales), f"resize scales {self.scales} must be positive")
-        out = self._output_shape(x)
+        out = self._output_shape(inputs)
         check(all(d > 0 for d in out), f"resize output shape {tuple(out)} has dims < 1")
         limit = _MAX_RESIZED_DIMS[self.resize_mode]
         outer = [d for d in range(x.dim() - limit) if out[d] != x.shape[d]]
@@ -128,7 +139,7 @@ class IResizeLayer(ILayer):
     def _compute(self, inputs, weights):
         x = inputs[0]
         y = x.float()
-        for dim, out_size in enumerate(self._output_shape(x)):
+        for dim, out_size in enumerate(self._output_shape(inputs)):
             if out_size != x.shape[dim]:
                 y = _resize_dim(y, dim, out_size, self)
         return y.to(x.dtype)
