@@ -94,8 +94,14 @@ def test_clips_of_integers(function, converter, dtype, device):
     check_converter(function, [torch.tensor([[-3, -1, 0, 1], [2, 3, 6, 7]], dtype=dtype)], {converter}, device)
 
 
+def test_celu_with_a_small_alpha_keeps_large_inputs_finite(device):
+    """alpha * elu(x / alpha) overflowed x / alpha to inf for x = 1e36 at alpha 1e-3."""
+    check_converter(lambda x: F.celu(x, 1e-3), [torch.tensor([1e36, 1e30, 2.0, 0.0, -1e-4, -1.0])], {"aten::celu"},
+                    device)
+
+
 def test_celu_with_a_negative_alpha_runs_in_pytorch(device):
-    """alpha * elu(x / alpha) is celu only for alpha > 0: another alpha is left to PyTorch, not converted wrong."""
+    """The converter's form is celu only for alpha > 0: another alpha is left to PyTorch, not converted wrong."""
     with pytest.raises(ConversionError, match="only a positive alpha"):
         check_converter(lambda x: F.celu(x, -1.5), [torch.tensor([-1.0, 0.5, 2.0])], set(), device)
 

@@ -143,13 +143,17 @@ def selu(ctx, node, args):
 
 @converter("aten::celu(Tensor self, Scalar alpha=1.) -> Tensor")
 def celu(ctx, node, args):
-    """alpha * elu(x / alpha), which is celu for alpha > 0 only."""
-    alpha = args["alpha"].to_float()
+    """max(x, 0) + alpha * elu(min(x, 0) / alpha), which is celu for alpha > 0 only: only the negative part is
+    divided, which for an alpha below 1 would overflow a large positive x."""
+    alpha, x = args["alpha"].to_float(), args[0].itensor()
     if alpha <= 0:
         raise ValueError(f"celu with alpha {alpha}: only a positive alpha is converted")
-    layer = ctx.net.add_activation(_multiply(ctx, args[0].itensor(), 1 / alpha), ctx.trt.ActivationType.ELU)
+    ops = ctx.trt.ElementWiseOperation
+    negative = elementwise(ctx, x, 0.0, ops.MIN)
+    layer = ctx.net.add_activation(_multiply(ctx, negative, 1 / alpha), ctx.trt.ActivationType.ELU)
     layer.alpha, layer.beta = 1.0, 0.0
-    return ctx.set_output(node, [_multiply(ctx, layer.get_output(0), alpha)])
+    return ctx.set_output(node, [elementwise(ctx, elementwise(ctx, x, 0.0, ops.MAX),
+                                             _multiply(ctx, layer.get_output(0), alpha), ops.SUM)])
 
 
 @converter("aten::log_sigmoid(Tensor self) -> Tensor")

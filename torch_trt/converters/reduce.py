@@ -212,15 +212,20 @@ def _reduce(ctx, x, op_name, dims, keepdim):
 
 
 def _variance(ctx, x, dims, correction, keepdim):
-    """sum((x - mean)^2) / (N - correction), N the static count of reduced elements."""
+    """(sum(d^2) - sum(d)^2 / N) / (N - correction) of d = x - mean, N the static count of reduced elements: the
+    second term takes back what the rounding of the mean adds to the first (1e-3 of a variance of 1 at a mean of
+    1e6 in float32), as eager's exact mean does not."""
     sizes = [1 if rank(x) == 0 else x.shape[d] for d in dims]
     if -1 in sizes:
         raise NotImplementedError("var/std over a dynamic dim: the element count is needed at build time")
-    ops = ctx.trt.ElementWiseOperation
+    ops, count = ctx.trt.ElementWiseOperation, math.prod(sizes)
     x = cast(ctx, x, dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32)
     centered = elementwise(ctx, x, _reduce(ctx, x, "AVG", dims, True), ops.SUB)
-    total = _reduce(ctx, elementwise(ctx, centered, centered, ops.PROD), "SUM", dims, keepdim)
-    return elementwise(ctx, total, max(math.prod(sizes) - correction, 0), ops.DIV)
+    squares = _reduce(ctx, elementwise(ctx, centered, centered, ops.PROD), "SUM", dims, keepdim)
+    drift = _reduce(ctx, centered, "SUM", dims, keepdim)
+    total = elementwise(ctx, squares, elementwise(ctx, elementwise(ctx, drift, drift, ops.PROD), count, ops.DIV),
+                        ops.SUB)
+    return elementwise(ctx, total, max(count - correction, 0), ops.DIV)
 
 
 def _correction(args):
