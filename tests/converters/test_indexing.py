@@ -189,6 +189,9 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     # Index tensors of dynamic shapes broadcast together at run time (transformers' padding-mask lookup).
     ("index_dynamic_index_shapes", lambda x: x[torch.arange(x.size(0))[:, None], torch.arange(x.size(1))[None, :] % 2],
      {"aten::index"}, [((1, 2), (3, 4), (6, 8), (5, 7))], f32),
+    # Rolls of dynamic dims: runtime starts and sizes.
+    ("roll_dynamic_dims", lambda x: torch.roll(x, (-2, 3), (1, 2)), {"aten::roll"},
+     [((1, 1, 1), (2, 4, 5), (3, 8, 9), (2, 3, 7))], f32),
     # A dynamic dim that may be the 1 that grows: its stride is read from its size at run time.
     ("expand_as_dynamic_one", lambda x, y: x.expand_as(y) + y, {"aten::expand_as"},
      [((1, 3), (6, 3), (6, 3), (1, 3)), ((6, 3), (6, 3), (6, 3), (6, 3))], f32),
@@ -242,3 +245,18 @@ def test_an_expand_of_a_dynamic_dim_to_another_size_fails_as_eager_does(rows, de
     with pytest.raises(RuntimeError, match="assertion failed: expand: the expanded size of dim 0 must match"):
         compiled(torch.randn(rows, 4, device=device), y)
 
+
+
+class RollsByHalf(torch.nn.Module):
+    def forward(self, x):
+        return x.roll(x.size(1) // 2, 1) * 2
+
+
+def test_a_roll_by_a_shift_read_from_sizes(device):
+    """Scripted, the shift follows the size (a trace fixes it at the example's, in eager too); it ran in PyTorch."""
+    spec = torch_trt.Input(min_shape=(1, 1, 2), opt_shape=(2, 4, 2), max_shape=(3, 9, 2))
+    compiled = torch_trt.compile(RollsByHalf().eval(), inputs=[spec], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    for rows in (1, 4, 7):
+        x = torch.randn(2, rows, 2, device=device)
+        torch.testing.assert_close(compiled(x), RollsByHalf()(x))

@@ -136,6 +136,22 @@ def to_itensor(ctx, value, dtype):
     return ctx.constant(torch.as_tensor(value).to(dtype))
 
 
+def slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
+    """One slice layer over the named axes (the other dims copied whole), the layer itself: starts and sizes may be
+    runtime ints, given as shape tensors then."""
+    runtime = any(is_runtime(ctx, value) for value in list(starts) + list(sizes))
+    placeholder = (0,) * len(axes)
+    layer = ctx.net.add_slice(x, placeholder if runtime else tuple(starts), placeholder if runtime else tuple(sizes),
+                              tuple(strides))
+    if runtime:
+        layer.set_input(1, shape_vector(ctx, list(starts)))
+        layer.set_input(2, shape_vector(ctx, list(sizes)))
+    layer.axes = tuple(axes)
+    if mode is not None:
+        layer.mode = mode
+    return layer
+
+
 def reshape_trt_dims(ctx, tensor, dims):
     """`tensor` reshaped to TensorRT's reshape_dims: a 0 copies the input's dim at that index, one -1 is inferred."""
     layer = ctx.net.add_shuffle(tensor)

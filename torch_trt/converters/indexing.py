@@ -9,7 +9,6 @@ _set_list_output). TensorRT's gather and scatter take no negative indices: index
 network, which is what PyTorch allows there.
 """
 
-import collections
 import functools
 
 import torch
@@ -17,17 +16,12 @@ import torch
 from ..conversion import shape_tensors
 from ..conversion.registry import converter
 from ._helpers import (cast, choose, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_torch_sizes,
-                       unsqueeze, unsqueeze_to_rank)
+                       slice_axes, unsqueeze, unsqueeze_to_rank)
 from .slicing import entry, static_size
 
 
 def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
-    """One slice layer over the named axes; the other dims are copied whole."""
-    layer = ctx.net.add_slice(x, tuple(starts), tuple(sizes), tuple(strides))
-    layer.axes = tuple(axes)
-    if mode is not None:
-        layer.mode = mode
-    return layer.get_output(0)
+    return slice_axes(ctx, x, axes, starts, sizes, strides, mode).get_output(0)
 
 
 def _transpose(ctx, x, order):
@@ -282,8 +276,9 @@ def flip(ctx, node, args):
 
 @converter("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
 def roll(ctx, node, args):
-    """Rotate by shifts[i] along dims[i] (no dims: along the flattened tensor): slices in WRAP mode."""
-    x, shifts, dims = args[0].itensor(), args["shifts"].to_int_list(), args["dims"].to_int_list()
+    """Rotate by shifts[i] along dims[i] (no dims: along the flattened tensor, which must be static): slices in WRAP
+    mode, of runtime starts and sizes where a dim is dynamic or a shift is read from sizes (swin's shifted windows)."""
+    x, shifts, dims = args[0].itensor(), shape_tensors.int_list(ctx, args["shifts"]), args["dims"].to_int_list()
     if not dims:
         if len(shifts) != 1:
             raise ValueError(f"roll without dims takes one shift, got {shifts}")
@@ -294,12 +289,15 @@ def roll(ctx, node, args):
         return ctx.set_output(node, [reshape_torch_sizes(ctx, rolled, shape)])
     if len(shifts) != len(dims):
         raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
-    total = collections.Counter()  # dim -> its shifts summed: PyTorch rolls a dim named twice by both
+    total = {}  # dim -> its shifts summed: PyTorch rolls a dim named twice by both
     for shift, dim in zip(shifts, dims):
-        total[normalize_dim(dim, rank(x))] += shift
+        dim = normalize_dim(dim, rank(x))
+        total[dim] = shape_tensors.arithmetic(ctx, "SUM", total.get(dim, 0), shift)
     dims = sorted(total)
-    sizes = [static_size(x, d) for d in dims]
-    starts = [(-total[d]) % max(size, 1) for d, size in zip(dims, sizes)]
+    sizes = [shape_tensors.dim_size(ctx, x, d) for d in dims]
+    starts = [shape_tensors.remainder(ctx, shape_tensors.arithmetic(ctx, "SUB", 0, total[d]),
+                                      size if shape_tensors.is_runtime(ctx, size) else max(size, 1))
+              for d, size in zip(dims, sizes)]
     return ctx.set_output(node, [_slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP)])
 
 

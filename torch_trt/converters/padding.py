@@ -13,8 +13,8 @@ it), at build or, for runtime sizes, when the engine runs.
 import torch
 
 from ..conversion.registry import converter
-from ..conversion.shape_tensors import arithmetic, at_least_zero, dim_size, int_list, is_runtime, require, shape_vector
-from ._helpers import drop_unit_dims, dtype_of, insert_unit_dims
+from ..conversion.shape_tensors import arithmetic, at_least_zero, dim_size, int_list, is_runtime, require
+from ._helpers import drop_unit_dims, dtype_of, insert_unit_dims, slice_axes
 
 _SAMPLE_MODES = {"constant": "FILL", "reflect": "REFLECT", "replicate": "CLAMP", "circular": "WRAP"}
 _PADDING_LAYER_TYPES = (torch.float32, torch.float16, torch.int32, torch.int8)
@@ -46,14 +46,7 @@ def _slice(ctx, x, pairs, sample_mode):
     dims = sorted(pairs)
     starts = [arithmetic(ctx, "SUB", 0, pairs[d][0]) for d in dims]
     sizes = [arithmetic(ctx, "SUM", dim_size(ctx, x, d), arithmetic(ctx, "SUM", *pairs[d])) for d in dims]
-    runtime = any(is_runtime(ctx, value) for value in starts + sizes)
-    layer = ctx.net.add_slice(x, [0] * len(dims) if runtime else starts, [0] * len(dims) if runtime else sizes,
-                              [1] * len(dims))
-    if runtime:
-        layer.set_input(1, shape_vector(ctx, starts))
-        layer.set_input(2, shape_vector(ctx, sizes))
-    layer.axes, layer.mode = dims, getattr(ctx.trt.SampleMode, sample_mode)
-    return layer
+    return slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), getattr(ctx.trt.SampleMode, sample_mode))
 
 
 def _require_fitting(ctx, x, pairs, mode):
