@@ -21,6 +21,7 @@ from .slicing import entry, static_size
 
 
 def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
+    """slice_axes' output."""
     return slice_axes(ctx, x, axes, starts, sizes, strides, mode).get_output(0)
 
 
