@@ -14,13 +14,6 @@ EXACT2, LINEAR1, BILINEAR2 = "aten::_upsample_nearest_exact2d", "aten::upsample_
 BICUBIC2, TRILINEAR3 = "aten::upsample_bicubic2d", "aten::upsample_trilinear3d"
 
 
-
-def scale_loop(function):
-    """An F.interpolate case with a scale_factor: scripted, it builds the per-dim scales in a loop (prim::Loop)."""
-    return trace_only(function, "scripted F.interpolate builds its scales in a prim::Loop kept in PyTorch",
-                      scripted_error="prim::Loop has sub-blocks")
-
-
 def dynamic_interpolate(function):
     """An F.interpolate case on a dynamic input: scripted, it computes the output size from run-time sizes in a
     loop (prim::Loop), kept in PyTorch; on static inputs the sizes, and so the loop, fold at compile time."""
@@ -28,24 +21,24 @@ def dynamic_interpolate(function):
 
 
 CASES = [  # id, function, converter, input shape, dtype
-    ("nearest2d_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 5, 6), F32),
+    ("nearest2d_scale", lambda x: F.interpolate(x, scale_factor=2.0), NEAREST2, (2, 3, 5, 6), F32),
     ("nearest2d_size_uneven", lambda x: F.interpolate(x, size=(7, 4)), NEAREST2, (1, 2, 5, 6), F32),
     ("nearest2d_scale_per_dim", lambda x: F.interpolate(x, scale_factor=(3.0, 0.5)), NEAREST2,
      (1, 2, 4, 6), F32),
-    ("nearest2d_scale_fraction", scale_loop(lambda x: F.interpolate(x, scale_factor=1.5)), NEAREST2,
+    ("nearest2d_scale_fraction", lambda x: F.interpolate(x, scale_factor=1.5), NEAREST2,
      (1, 2, 4, 6), F32),
-    ("nearest2d_fp16", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2, (2, 3, 4, 4), F16),
+    ("nearest2d_fp16", lambda x: F.interpolate(x, scale_factor=2.0), NEAREST2, (2, 3, 4, 4), F16),
     ("nearest2d_size_arg", lambda x: aten.upsample_nearest2d(x, [9, 4]), NEAREST2, (1, 2, 5, 6), F32),
     ("nearest2d_size_and_scales", lambda x: aten.upsample_nearest2d(x, [10, 3], 2.0, 0.5), NEAREST2, (1, 2, 5, 6),
      F32),
-    ("nearest1d_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=3.0)), NEAREST1, (2, 3, 5), F32),
+    ("nearest1d_scale", lambda x: F.interpolate(x, scale_factor=3.0), NEAREST1, (2, 3, 5), F32),
     ("nearest1d_size_arg", lambda x: aten.upsample_nearest1d(x, [8]), NEAREST1, (2, 3, 5), F32),
     ("nearest3d_size", lambda x: F.interpolate(x, size=(2, 5, 7)), NEAREST3, (1, 2, 3, 4, 5), F32),
     ("nearest3d_size_arg", lambda x: aten.upsample_nearest3d(x, [6, 8, 2]), NEAREST3, (1, 2, 3, 4, 5), F32),
     ("nearest_exact2d", lambda x: F.interpolate(x, size=(7, 4), mode="nearest-exact"), EXACT2,
      (1, 2, 5, 6), F32),
     ("nearest_exact2d_size_arg", lambda x: aten._upsample_nearest_exact2d(x, [3, 11]), EXACT2, (1, 2, 5, 6), F32),
-    ("linear1d", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="linear")), LINEAR1, (2, 3, 5),
+    ("linear1d", lambda x: F.interpolate(x, scale_factor=2.0, mode="linear"), LINEAR1, (2, 3, 5),
      F32),
     ("linear1d_align_corners_arg", lambda x: aten.upsample_linear1d(x, [9], True), LINEAR1, (2, 3, 5), F32),
     ("bilinear_size", lambda x: F.interpolate(x, size=(9, 4), mode="bilinear"), BILINEAR2,
@@ -57,13 +50,13 @@ CASES = [  # id, function, converter, input shape, dtype
      lambda x: F.interpolate(x, size=(1, 4), mode="bilinear", align_corners=True), BILINEAR2,
      (1, 3, 5, 6), F32),
     ("bilinear_align_corners_odd_scale",
-     scale_loop(lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=True)), BILINEAR2,
+     lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=True), BILINEAR2,
      (1, 3, 5, 6), F32),
-    ("bilinear_fp16", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear")), BILINEAR2,
+    ("bilinear_fp16", lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"), BILINEAR2,
      (1, 3, 4, 4), F16),
     ("bilinear_size_arg", lambda x: aten.upsample_bilinear2d(x, [3, 12], False, None, 2.0), BILINEAR2,
      (1, 2, 5, 6), F32),
-    ("bicubic_scale", scale_loop(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic")), BICUBIC2,
+    ("bicubic_scale", lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic"), BICUBIC2,
      (1, 3, 5, 6), F32),
     ("bicubic_align_corners_down",
      lambda x: F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True), BICUBIC2,
@@ -143,3 +136,27 @@ def test_resize_refused(name, function, shape, dynamic, message, device):
         specs, _ = dynamic_inputs([(*dynamic, shape)], F32)
     with pytest.raises(ConversionError, match=message):
         check_converter(function, [torch.randn(shape)], set(), device, specs=specs)
+
+
+class UpsamplesAndPadsToTheSkip(torch.nn.Module):
+    """A UNet decoder step: nn.Upsample by a scale factor, then padding to the skip connection's size."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+
+    def forward(self, low, skip):
+        x = self.up(low)
+        dy, dx = skip.size(2) - x.size(2), skip.size(3) - x.size(3)
+        return torch.cat([skip, F.pad(x, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])], 1)
+
+
+def test_a_scripted_upsample_by_a_scale_factor_converts_with_its_neighbours(device):
+    """F.interpolate builds its scale factors in a loop over the input's rank, which specialization folds; the loop
+    stayed, and the upsample with it, in PyTorch between two engines."""
+    low, skip = torch.randn(1, 2, 4, 4, device=device), torch.randn(1, 2, 9, 9, device=device)
+    module = UpsamplesAndPadsToTheSkip().eval()
+    settings = {"device": device, "target": "reference", "min_block_size": 1}
+    assert "1 segment(s), 1 engine(s)" in str(torch_trt.explain(module, [low, skip], **settings))
+    compiled = torch_trt.compile(module, inputs=[low, skip], require_full_compilation=True, **settings)
+    torch.testing.assert_close(compiled(low, skip), module(low, skip))

@@ -1,5 +1,7 @@
 """Each lowering pass on a small graph: before -> after, checked with FileCheck."""
 
+from typing import List
+
 import pytest
 import torch
 from torch.testing import FileCheck
@@ -9,6 +11,7 @@ from graph_checks import assert_ops
 from torch_trt.lowering.passes.convolution_forms import normalize_convolution
 from torch_trt.lowering.passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from torch_trt.lowering.passes.fused_attention import lower_fused_attention
+from torch_trt.lowering.passes.list_comprehensions import fold_list_comprehensions
 from torch_trt.lowering.passes.remove_dead_loops import remove_dead_loops
 from torch_trt.lowering.passes.remove_no_ops import remove_no_ops, view_to_reshape
 from torch_trt.lowering.passes.traced_sizes import fold_traced_sizes
@@ -196,3 +199,23 @@ def test_tensor_data_read_by_int_is_kept():
     graph = _size_from_data.graph.copy()
     fold_traced_sizes(graph)
     FileCheck().check("aten::Int").run(graph)
+
+
+def _repeated(x: float) -> List[float]:
+    return [x for _ in range(2)]  # as F.interpolate builds its scale factors
+
+
+def _counted(x: float) -> List[float]:
+    return [x * i for i in range(2)]  # each element another value, which the loop computes
+
+
+@pytest.mark.parametrize("function,present,absent", [(_repeated, ["prim::ListConstruct"], ["prim::Loop"]),
+                                                     (_counted, ["prim::Loop", "aten::append"], [])],
+                         ids=["repeated_value", "value_of_the_index"])
+def test_fold_list_comprehensions(function, present, absent):
+    graph = torch.jit.script(function).graph.copy()
+    fold_list_comprehensions(graph)
+    torch._C._jit_pass_dce(graph)
+    torch._C._jit_pass_lint(graph)
+    assert_ops(graph, present, absent)
+    assert torch._C._create_function_from_graph("folded", graph)(1.5) == function(1.5)

@@ -12,6 +12,7 @@ from . import builtin
 from .passes.convolution_forms import normalize_convolution
 from .passes.fold_constant_regions import fold_constant_regions
 from .passes.functional_in_place import remove_mutation_keeping_dtypes
+from .passes.list_comprehensions import fold_list_comprehensions
 from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.remove_dead_loops import remove_dead_loops
@@ -29,6 +30,7 @@ PASSES = [
     lower_fused_attention,
     remove_exception_branches,
     remove_dead_loops,
+    fold_list_comprehensions,
     remove_no_ops,
     view_to_reshape,
     fold_traced_sizes,

@@ -23,6 +23,7 @@ import torch
 from ..targets.dtypes import SCALAR_TYPE_CODES
 from . import builtin
 from .mutation import writes_in_place
+from .passes.list_comprehensions import fold_list_comprehensions
 from .rewrite import insert_int_list
 
 
@@ -61,6 +62,8 @@ def specialize(graph, analyze, device, static_shapes):
         return False
     for node in folded:
         node.destroy()
+    builtin.constant_propagation(graph)
+    fold_list_comprehensions(graph)  # of a count that was a rank (F.interpolate's scale factors)
     builtin.constant_propagation(graph)
     _fold_agreeing_branches(graph.block())
     _unpack_constructed_tuples(graph)
