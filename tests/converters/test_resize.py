@@ -4,7 +4,7 @@ import torch.nn.functional as F
 
 import torch_trt
 
-from harness import check_converter, dynamic_inputs, trace_only
+from harness import check_converter, dynamic_inputs
 from torch_trt.errors import ConversionError
 
 F32, F16 = torch.float32, torch.float16
@@ -12,12 +12,6 @@ aten = torch.ops.aten
 NEAREST1, NEAREST2, NEAREST3 = "aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d"
 EXACT2, LINEAR1, BILINEAR2 = "aten::_upsample_nearest_exact2d", "aten::upsample_linear1d", "aten::upsample_bilinear2d"
 BICUBIC2, TRILINEAR3 = "aten::upsample_bicubic2d", "aten::upsample_trilinear3d"
-
-
-def dynamic_interpolate(function):
-    """An F.interpolate case on a dynamic input: scripted, it computes the output size from run-time sizes in a
-    loop (prim::Loop), kept in PyTorch; on static inputs the sizes, and so the loop, fold at compile time."""
-    return trace_only(function, "scripted F.interpolate computes dynamic sizes in a prim::Loop kept in PyTorch")
 
 
 CASES = [  # id, function, converter, input shape, dtype
@@ -75,17 +69,17 @@ def test_resize(name, function, converter, shape, dtype, device):
 
 
 DYNAMIC = [  # id, function, converter, (min, opt, max, run) input shape
-    ("nearest2d_dynamic_spatial", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=2.0)), NEAREST2,
+    ("nearest2d_dynamic_spatial", lambda x: F.interpolate(x, scale_factor=2.0), NEAREST2,
      ((1, 2, 2, 2), (1, 2, 4, 4), (2, 2, 8, 8), (2, 2, 3, 7))),
-    ("bilinear_dynamic_batch_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(10, 3), mode="bilinear")),
+    ("bilinear_dynamic_batch_fixed_size", lambda x: F.interpolate(x, size=(10, 3), mode="bilinear"),
      BILINEAR2, ((1, 2, 5, 6), (2, 2, 5, 6), (4, 2, 5, 6), (3, 2, 5, 6))),
     ("bicubic_dynamic_spatial_align_corners",
-     dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=3.0, mode="bicubic", align_corners=True)), BICUBIC2,
+     lambda x: F.interpolate(x, scale_factor=3.0, mode="bicubic", align_corners=True), BICUBIC2,
      ((1, 1, 2, 2), (1, 1, 4, 4), (1, 1, 6, 6), (1, 1, 5, 3))),
     # An output size for dynamic dims (or one that float32 scales cannot give): a shape tensor, scaled by in/out.
-    ("nearest2d_dynamic_spatial_fixed_size", dynamic_interpolate(lambda x: F.interpolate(x, size=(8, 8))), NEAREST2,
+    ("nearest2d_dynamic_spatial_fixed_size", lambda x: F.interpolate(x, size=(8, 8)), NEAREST2,
      ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 5, 5))),
-    ("nearest2d_dynamic_batch_size_of_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, size=(7, 5))),
+    ("nearest2d_dynamic_batch_size_of_inexact_scale", lambda x: F.interpolate(x, size=(7, 5)),
      NEAREST2, ((1, 2, 3, 5), (1, 2, 3, 5), (4, 2, 3, 5), (2, 2, 3, 5))),
 ]
 
@@ -120,11 +114,11 @@ def test_resize_dynamic(name, function, converter, ranges, device):
 
 
 REFUSED = [  # id, function, input shape, dynamic (min, opt, max) or None, message
-    ("fractional_scale_sampling", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 5, 5), None,
+    ("fractional_scale_sampling", lambda x: F.interpolate(x, scale_factor=1.5), (1, 2, 5, 5), None,
      "only scale factors giving whole output sizes"),
-    ("dynamic_dim_fractional_scale", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1.5)), (1, 2, 6, 6),
+    ("dynamic_dim_fractional_scale", lambda x: F.interpolate(x, scale_factor=1.5), (1, 2, 6, 6),
      ((1, 2, 4, 4), (1, 2, 4, 4), (1, 2, 6, 6)), "needs a whole-number one"),
-    ("dynamic_batch_inexact_scale", dynamic_interpolate(lambda x: F.interpolate(x, scale_factor=1 / 3)), (2, 2, 3, 3),
+    ("dynamic_batch_inexact_scale", lambda x: F.interpolate(x, scale_factor=1 / 3), (2, 2, 3, 3),
      ((1, 2, 3, 3), (1, 2, 3, 3), (4, 2, 3, 3)), "float32 cannot hold exactly"),
 ]
 
