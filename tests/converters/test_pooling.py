@@ -110,13 +110,14 @@ DYNAMIC = [  # id, function or module, converter, (min, opt, max, run) input sha
      ((1, 2, 7, 7), (2, 2, 7, 7), (4, 2, 7, 7), (3, 2, 7, 7)), F32),
     ("adaptive_max2d_1x1_dynamic_spatial", lambda x: F.adaptive_max_pool2d(x, 1), AMAX2,
      ((1, 2, 2, 2), (1, 2, 5, 5), (2, 2, 9, 9), (2, 2, 3, 8)), F32),
+    # Windows of a dynamic dim: slices of runtime start and length, one reduction each (they ran in PyTorch).
+    ("adaptive2d_dynamic_spatial", lambda x: F.adaptive_avg_pool2d(x, 3), ADAPT2,
+     ((1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 8, 8), (1, 2, 7, 5)), F32),
+    ("adaptive_max2d_dynamic_spatial_larger_output", lambda x: F.adaptive_max_pool2d(x, (7, 2)), AMAX2,
+     ((1, 2, 2, 2), (1, 2, 6, 6), (2, 2, 9, 9), (2, 2, 4, 9)), F32),
+    ("adaptive1d_dynamic_length", lambda x: F.adaptive_avg_pool1d(x, 4), ADAPT1,
+     ((1, 3, 2), (2, 3, 8), (2, 3, 16), (1, 3, 11)), F32),
 ]
-
-
-def test_adaptive_pooling_of_dynamic_spatial_dims_refused(device):
-    specs, inputs = dynamic_inputs([((1, 2, 4, 4), (1, 2, 6, 6), (1, 2, 8, 8), (1, 2, 7, 7))], F32)
-    with pytest.raises(ConversionError, match="windows other than the whole input need static spatial sizes"):
-        check_converter(lambda x: F.adaptive_avg_pool2d(x, 3), inputs, set(), device, specs=specs)
 
 
 @pytest.mark.parametrize("name,function,converter,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

@@ -1,5 +1,5 @@
 """Pooling converters: max/avg_pool{1,2,3}d and adaptive_{avg,max}_pool{1,2,3}d as one pooling (or reduce) layer,
-or for adaptive windows of several sizes, one reduction per window.
+or for adaptive windows of several sizes or of a dynamic dim, one reduction per window.
 
 The digit in the op's name is its number of spatial dims; 1-D and unbatched inputs go through
 `spatial_view`. ceil_mode maps onto EXPLICIT_ROUND_UP, except that PyTorch drops a last window
@@ -9,7 +9,8 @@ that would start in the right padding where TensorRT keeps it: there the post-pa
 import torch
 
 from ..conversion.registry import converter
-from ._helpers import axes_mask, expand, spatial_view, unview
+from ..conversion.shape_tensors import arithmetic, dim_size
+from ._helpers import axes_mask, expand, slice_axes, spatial_view, unview
 
 
 def _windows(size, kernel, stride, padding):
@@ -89,18 +90,25 @@ def avg_pool(ctx, node, args):
                  average_count_excludes_padding=not args["count_include_pad"].to_bool())
 
 
-def _bins(size, out):
-    """PyTorch's adaptive pooling windows along one dim: [floor(i * size / out), ceil((i + 1) * size / out))."""
-    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+def _bins(ctx, size, out):
+    """PyTorch's adaptive pooling windows along one dim of `size` (an int or a runtime int): (start, length) of
+    [floor(i * size / out), ceil((i + 1) * size / out)) for each of the `out` windows."""
+    def floor_of(i):
+        return arithmetic(ctx, "FLOOR_DIV", arithmetic(ctx, "PROD", size, i), out)
+
+    def ceil_of(i):
+        return arithmetic(ctx, "SUB", 0, arithmetic(ctx, "FLOOR_DIV", arithmetic(ctx, "PROD", size, -i), out))
+
+    return [(floor_of(i), arithmetic(ctx, "SUB", ceil_of(i + 1), floor_of(i))) for i in range(out)]
 
 
 def _binned(ctx, x, dim, out, operation):
-    """`x` reduced by `operation` over each of the `out` adaptive windows of `dim`, concatenated along `dim`."""
+    """`x` reduced by `operation` over each of the `out` adaptive windows of `dim`, concatenated along `dim`; windows
+    of a dynamic dim are slices of runtime start and length."""
     pieces = []
-    for start, end in _bins(x.shape[dim], out):
-        window = ctx.net.add_slice(x, [start], [end - start], [1])
-        window.axes = [dim]
-        pieces.append(ctx.net.add_reduce(window.get_output(0), operation, 1 << dim, True).get_output(0))
+    for start, length in _bins(ctx, dim_size(ctx, x, dim), out):
+        window = slice_axes(ctx, x, [dim], [start], [length], [1]).get_output(0)
+        pieces.append(ctx.net.add_reduce(window, operation, 1 << dim, True).get_output(0))
     if len(pieces) == 1:
         return pieces[0]
     layer = ctx.net.add_concatenation(pieces)
@@ -109,17 +117,16 @@ def _binned(ctx, x, dim, out, operation):
 
 
 def _adaptive(ctx, node, args, kind, operation):
-    """Adaptive pooling: one pooling layer when every output size divides its input size (windows of one size),
-    else per spatial dim one reduction per window (both pools are separable); all 1s is a reduction."""
+    """Adaptive pooling: one pooling layer when every output size divides its static input size (windows of one
+    size), else per spatial dim one reduction per window (both pools are separable); all 1s is a reduction."""
     x, n = args["self"].itensor(), int(node.kind()[-2])
     rank, out = len(x.shape), expand(args["output_size"].to_int_list(), n)
     sizes, dims = list(x.shape[rank - n:]), range(rank - n, rank)
     if all(o == 1 for o in out):
         return ctx.net.add_reduce(x, operation, axes_mask(dims, rank), True).get_output(0)
-    if any(i < 0 or o < 1 for i, o in zip(sizes, out)):
-        raise ValueError(f"adaptive pooling from {tuple(sizes)} to {tuple(out)} is not supported: windows other than "
-                         "the whole input need static spatial sizes")
-    if any(i % o for i, o in zip(sizes, out)):
+    if any(o < 1 for o in out):
+        raise ValueError(f"adaptive pooling to an empty output {tuple(out)}")
+    if any(i < 0 or i % o for i, o in zip(sizes, out)):
         for dim, o in zip(dims, out):
             x = x if x.shape[dim] == o else _binned(ctx, x, dim, o, operation)
         return x
