@@ -189,7 +189,10 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     # Index tensors of dynamic shapes broadcast together at run time (transformers' padding-mask lookup).
     ("index_dynamic_index_shapes", lambda x: x[torch.arange(x.size(0))[:, None], torch.arange(x.size(1))[None, :] % 2],
      {"aten::index"}, [((1, 2), (3, 4), (6, 8), (5, 7))], f32),
-    # Rolls of dynamic dims: runtime starts and sizes.
+    # Repeats and rolls of dynamic dims: runtime starts and sizes.
+    ("repeat_dynamic_dims", lambda x: x.repeat(2, 1, 3), {"aten::repeat"},
+     [((1, 1, 2), (2, 4, 2), (3, 9, 2), (2, 7, 2))], f32),
+    ("tile_dynamic_dims", lambda x: x.tile((2, 2)), {"aten::tile"}, [((1, 1), (2, 4), (3, 9), (3, 5))], i32),
     ("roll_dynamic_dims", lambda x: torch.roll(x, (-2, 3), (1, 2)), {"aten::roll"},
      [((1, 1, 1), (2, 4, 5), (3, 8, 9), (2, 3, 7))], f32),
     # A dynamic dim that may be the 1 that grows: its stride is read from its size at run time.
@@ -260,3 +263,18 @@ def test_a_roll_by_a_shift_read_from_sizes(device):
     for rows in (1, 4, 7):
         x = torch.randn(2, rows, 2, device=device)
         torch.testing.assert_close(compiled(x), RollsByHalf()(x))
+
+
+class RepeatsBySize(torch.nn.Module):
+    def forward(self, x):
+        return x.repeat(1, x.size(0)) * 2
+
+
+def test_a_repeat_by_a_count_read_from_sizes(device):
+    """Scripted, the count follows the size; it ran in PyTorch."""
+    spec = torch_trt.Input(min_shape=(1, 3), opt_shape=(2, 3), max_shape=(5, 3))
+    compiled = torch_trt.compile(RepeatsBySize().eval(), inputs=[spec], device=device, target="reference",
+                                 require_full_compilation=True, min_block_size=1)
+    for rows in (1, 3, 5):
+        x = torch.randn(rows, 3, device=device)
+        torch.testing.assert_close(compiled(x), RepeatsBySize()(x))

@@ -106,8 +106,9 @@ ROWS = [
         "TE", lambda x: x * 2 + torch.arange(0.5, x.size(0)), [_randn(4)], [_dynamic((1,), (3,), (5,))]),
     Row("tensor_on_other_device", "aten::tensor.int", SUPPORTS, "TE",
         lambda x: x * 2 + _size_tensor_on_other_device(x), [_randn(3)]),
-    Row("repeat_runtime_counts", "aten::repeat", "where ints known at compile time are needed", "ET",
-        lambda x: (x * 2).repeat(x.size(0), 1), [_randn(3, 2)], [_dynamic((1, 2), (3, 2), (5, 2))]),
+    Row("adaptive_pool_runtime_output_size", "aten::adaptive_avg_pool1d", "where ints known at compile time are needed",
+        "ET", lambda x: F.adaptive_avg_pool1d((x * 2).unsqueeze(0), x.size(0)), [_randn(3, 2)],
+        [_dynamic((1, 2), (3, 2), (5, 2))]),
     Row("to_int8", "aten::to.dtype", "cannot run inside a TensorRT network (it takes", "ET",
         lambda x: (x * 2).to(torch.int8), [_randn(3) * 5]),
     # element-wise, einsum

@@ -238,29 +238,32 @@ def expand_as(ctx, node, args):
 
 
 def _tile(ctx, x, repeats):
-    """x repeated `repeats[d]` times along each dim d (leading repeats add dims): slices in WRAP mode."""
+    """x repeated `repeats[d]` times along each dim d (leading repeats add dims): slices in WRAP mode, of runtime sizes
+    where a dim is dynamic or a count is read from sizes."""
     if len(repeats) < rank(x):
         raise ValueError(f"repeat needs at least one count per dim ({rank(x)}), got {repeats}")
-    if min(repeats, default=1) < 0:
+    if min((count for count in repeats if not shape_tensors.is_runtime(ctx, count)), default=1) < 0:
         raise ValueError(f"repeat counts must be non-negative, got {repeats}")
+    for count in repeats:
+        shape_tensors.require(ctx, shape_tensors.at_least_zero(ctx, count), "repeat counts must be non-negative")
     x = unsqueeze_to_rank(ctx, x, len(repeats))
-    axes = [d for d, count in enumerate(repeats) if count != 1]
+    axes = [d for d, count in enumerate(repeats) if shape_tensors.is_runtime(ctx, count) or count != 1]
     if not axes:
         return ctx.net.add_identity(x).get_output(0)
-    sizes = [static_size(x, d) * repeats[d] for d in axes]
+    sizes = [shape_tensors.arithmetic(ctx, "PROD", shape_tensors.dim_size(ctx, x, d), repeats[d]) for d in axes]
     return _slice_axes(ctx, x, axes, [0] * len(axes), sizes, [1] * len(axes), ctx.trt.SampleMode.WRAP)
 
 
 @converter("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
 def repeat(ctx, node, args):
     """Tile the whole tensor repeats[d] times along dim d."""
-    return ctx.set_output(node, [_tile(ctx, args[0].itensor(), args["repeats"].to_int_list())])
+    return ctx.set_output(node, [_tile(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args["repeats"]))])
 
 
 @converter("aten::tile(Tensor self, SymInt[] dims) -> Tensor")
 def tile(ctx, node, args):
     """repeat, with missing leading counts taken as 1."""
-    x, dims = args[0].itensor(), args["dims"].to_int_list()
+    x, dims = args[0].itensor(), shape_tensors.int_list(ctx, args["dims"])
     return ctx.set_output(node, [_tile(ctx, x, [1] * (rank(x) - len(dims)) + dims)])
 
 
