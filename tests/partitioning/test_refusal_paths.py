@@ -199,7 +199,6 @@ UNREACHABLE = {
     "cannot expand a tensor of rank": EAGER,
     "only size-1 dims grow": EAGER,
     "repeat needs at least one count per dim": EAGER,
-    "repeat counts must be non-negative": EAGER,
     "roll without dims takes one shift": EAGER,
     "roll needs one shift per dim": EAGER,
     "pixel (un)shuffle needs an input of rank >= 3": EAGER,

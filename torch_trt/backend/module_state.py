@@ -28,13 +28,14 @@ def name(key):
 
 @contextlib.contextmanager
 def left_as_it_was(module):
-    """Put back, on leaving, the attributes and buffers that the block's runs of forward set or wrote in place."""
+    """Put back, on leaving, the attributes and buffers that the block's runs of forward set or wrote in place; gives
+    the attributes as they were (an `attributes`)."""
     before = attributes(module)
     buffers = {submodule: dict(submodule._buffers) for submodule in module.modules()}
     values = {buffer: (buffer._version, buffer.clone()) for held in buffers.values() for buffer in held.values()
               if buffer is not None and not buffer.is_inference()}  # which no forward outside inference mode writes
     try:
-        yield
+        yield before
     finally:
         _restore_attributes(module, before)
         for submodule, held in buffers.items():

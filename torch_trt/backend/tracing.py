@@ -82,9 +82,8 @@ def _eager_result_refusing_attribute_writes(module, examples, why_traced):
     calls: a tensor set by the first run (a value cached on the first call), or any attribute the second run sets
     again (a call counter). One set from sizes alone (swin's window size) traces right. The attributes and
     buffers are put back."""
-    before = module_state.attributes(module)
     try:
-        with torch.no_grad(), module_state.left_as_it_was(module):
+        with torch.no_grad(), module_state.left_as_it_was(module) as before:
             eager = module(*example_copies(examples))
             first = module_state.attributes(module)
             module(*example_copies(examples))

@@ -242,8 +242,6 @@ def _tile(ctx, x, repeats):
     where a dim is dynamic or a count is read from sizes."""
     if len(repeats) < rank(x):
         raise ValueError(f"repeat needs at least one count per dim ({rank(x)}), got {repeats}")
-    if min((count for count in repeats if not shape_tensors.is_runtime(ctx, count)), default=1) < 0:
-        raise ValueError(f"repeat counts must be non-negative, got {repeats}")
     for count in repeats:
         shape_tensors.require(ctx, shape_tensors.at_least_zero(ctx, count), "repeat counts must be non-negative")
     x = unsqueeze_to_rank(ctx, x, len(repeats))
