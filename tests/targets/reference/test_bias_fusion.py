@@ -44,7 +44,7 @@ def _program(define, **where):
 def test_a_product_plus_a_row_bias_is_one_addmm():
     program, kernels = _program(_plus_bias(ROW_BIAS))
     x = torch.randn(2, 3)
-    assert kernels == ["_FusedBias"]
+    assert kernels == ["FusedBias"]
     ops = [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
     assert "aten.addmm.default" in ops and "aten.add.Tensor" not in ops, ops
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)
@@ -57,7 +57,7 @@ def test_on_cuda_a_product_plus_bias_is_one_addmm_in_half_precision_only(dtype):
     picks slower kernels: a float32 bias is left to the sum after the product (bias.py)."""
     program, kernels = _program(_plus_bias(ROW_BIAS, dtype), location=trt.TensorLocation.DEVICE,
                                 input_type=trt.float16 if dtype == torch.float16 else trt.float32)
-    assert kernels == (["_FusedBias"] if dtype == torch.float16 else ["IMatrixMultiplyLayer", "IElementWiseLayer"])
+    assert kernels == (["FusedBias"] if dtype == torch.float16 else ["IMatrixMultiplyLayer", "IElementWiseLayer"])
     x = torch.randn(2, 3, device="cuda", dtype=dtype)
     # against float32 arithmetic on the same values: the fused half product is rounded once, not twice
     expected = x.float() @ WEIGHT.to(x).float() + ROW_BIAS.to(x).float()
@@ -89,7 +89,7 @@ def test_a_batched_product_plus_bias_is_one_addmm_over_all_rows():
 def test_a_product_read_by_another_layer_is_not_fused():
     program, kernels = _program(_product_read_twice)
     x = torch.randn(2, 3)
-    assert "_FusedBias" not in kernels and "IMatrixMultiplyLayer" in kernels
+    assert "FusedBias" not in kernels and "IMatrixMultiplyLayer" in kernels
     torch.testing.assert_close(program(x)[0], (x @ WEIGHT + ROW_BIAS) * (x @ WEIGHT))
 
 
@@ -105,7 +105,7 @@ def test_a_product_with_a_transposed_weight_plus_its_bias_is_one_addmm_reading_t
 
     program, kernels = _program(define)
     x = torch.randn(2, 3)
-    assert kernels == ["_FusedBias"]
+    assert kernels == ["FusedBias"]
     (matrix,) = [p for p in program.parameters() if p.dim() == 2 and p.shape != ROW_BIAS.shape]
     assert matrix.shape == (3, 4) and matrix.mT.is_contiguous()  # a view of the (4, 3) constant
     torch.testing.assert_close(program(x)[0], x @ WEIGHT + ROW_BIAS)

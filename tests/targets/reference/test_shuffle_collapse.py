@@ -51,7 +51,7 @@ def _ops(program, x):
 
 def test_the_head_split_of_a_sliced_projection_is_a_view_not_a_copy():
     program, kernels = _program_and_kernels(_key_heads, (T, B, 3 * H * D))
-    assert kernels == ["IShuffleLayer", "ISliceLayer", "_ShuffleChain"], kernels
+    assert kernels == ["IShuffleLayer", "ISliceLayer", "ShuffleChain"], kernels
     x = torch.randn(T, B, 3 * H * D)
     assert "aten.clone.default" not in _ops(program, x)
     torch.testing.assert_close(program(x)[0], _key_heads_eager(x))
@@ -61,7 +61,7 @@ def test_the_shuffles_one_by_one_copy_the_head_split():
     """What the collapsed chain saves: run one by one, the merge of batch and heads is no view of the slice."""
     program, kernels = _program_and_kernels(_key_heads, (T, B, 3 * H * D))
     chain = next(node.target.__self__ for node in program.graph.nodes
-                 if type(getattr(node.target, "__self__", None)).__name__ == "_ShuffleChain"
+                 if type(getattr(node.target, "__self__", None)).__name__ == "ShuffleChain"
                  and len(node.target.__self__.layers) == 3)
     sliced = torch.randn(1, T, B, 3 * H * D)[..., H * D:2 * H * D]
     one_by_one = sliced
@@ -86,7 +86,7 @@ def test_chains_that_are_no_single_view_give_what_the_shuffles_give(shape, resha
         return x
 
     program, kernels = _program_and_kernels(define, shape)
-    assert kernels == ["_ShuffleChain"], kernels
+    assert kernels == ["ShuffleChain"], kernels
     x = torch.randn(shape)
     torch.testing.assert_close(program(x)[0], expected(x))
 
@@ -100,7 +100,7 @@ def test_a_shuffle_whose_output_another_layer_reads_ends_its_chain():
                                        trt.ElementWiseOperation.SUM).get_output(0)
 
     program, kernels = _program_and_kernels(define, (T, B, H * D))
-    assert kernels.count("IShuffleLayer") == 1 and kernels.count("_ShuffleChain") == 2, kernels
+    assert kernels.count("IShuffleLayer") == 1 and kernels.count("ShuffleChain") == 2, kernels
     x = torch.randn(T, B, H * D)
     expected = x.reshape(T, B, H, D).permute(1, 2, 0, 3).reshape(B * H, T, D) + x.reshape(B * H, T, D)
     torch.testing.assert_close(program(x)[0], expected)

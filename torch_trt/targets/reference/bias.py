@@ -40,7 +40,7 @@ def fuse_bias(steps, folded, output_names, device):
         matrix = _fold(f"{weight} as a matrix", matrix, folded)
         row = _fold(f"{bias} as a row", folded[bias].reshape(folded[bias].shape[-1:]), folded)
         record = {"inputs": [product[1]["inputs"][0], matrix, row], "outputs": step[1]["outputs"]}
-        result.append((_FusedBias(), record, {}))
+        result.append((FusedBias(), record, {}))
     return [step for step in result if id(step) not in fused]
 
 
@@ -76,7 +76,7 @@ def _fold(name, view, folded):
     return name
 
 
-class _FusedBias:
+class FusedBias:
     """The kernel of a fused product-plus-bias step: x @ matrix + row as one addmm over x's rows."""
 
     type = None  # no layer type: other fusions match no pattern on it

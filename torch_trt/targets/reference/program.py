@@ -9,6 +9,8 @@ reference does the same when an engine is loaded:
 - attention (matrix multiply, scale, mask, softmax, matrix multiply) becomes one fused kernel (attention.py);
 - a product with constant weights plus a constant bias becomes one GEMM adding the bias (bias.py; not float32 on CUDA);
 - a chain of shuffles becomes one split, permute and merge: a view wherever the chain is one (shuffles.py);
+- a shuffle of such a GEMM's output rows is done on its input rows, where those are shuffled anyway
+  (row_shuffles.py);
 - the remaining layers become one generated `torch.fx` graph: straight-line Python that calls
   each layer's kernel, with no interpreter loop, and that drops every intermediate right after
   its last reader, so weights live on the device once and intermediates die at last use;
@@ -38,6 +40,7 @@ from .bias import fuse_bias
 from .enums import LayerType
 from .layers.shape import ValuesNotTraced
 from .lending import is_lent
+from .row_shuffles import shuffle_rows_first
 from .shuffles import collapse_shuffles
 from .view_replay import replay_views
 
@@ -70,7 +73,7 @@ def build_program(layers, records, weights, input_names, output_names, device):
         else:
             steps.append((layer, record, layer_weights))
     steps = fuse_bias(fuse_attention(steps, folded, output_names), folded, output_names, device)
-    steps = collapse_shuffles(steps, output_names)
+    steps = shuffle_rows_first(collapse_shuffles(steps, output_names), output_names)
     root, graph = torch.nn.Module(), torch.fx.Graph()
     values = {name: graph.placeholder(name) for name in input_names}
 

@@ -25,7 +25,7 @@ def collapse_shuffles(steps, output_names):
     producers, readers = producers_and_readers(steps, output_names)
     chain_of = {}  # id(step) -> the chain (a list of steps) it ends, for every static shuffle
     for step in steps:
-        if not _is_static_shuffle(step):
+        if not is_static_shuffle(step):
             continue
         source = step[1]["inputs"][0]
         previous = producers.get(source)
@@ -40,18 +40,18 @@ def collapse_shuffles(steps, output_names):
         chain = chains.get(id(step))
         if chain is not None:
             record = {"inputs": chain[0][1]["inputs"], "outputs": step[1]["outputs"]}
-            result.append((_ShuffleChain([layer for layer, _, _ in chain]), record, {}))
+            result.append((ShuffleChain([layer for layer, _, _ in chain]), record, {}))
         elif id(step) not in collapsed:
             result.append(step)
     return result
 
 
-def _is_static_shuffle(step):
+def is_static_shuffle(step):
     layer, record, _ = step
     return layer.type == LayerType.SHUFFLE and len(record["inputs"]) == 1
 
 
-class _ShuffleChain:
+class ShuffleChain:
     """The kernel of collapsed shuffles: one split, permute and merge where the factors divide, else the shuffles."""
 
     type = None  # no layer type: other fusions match no pattern on it
@@ -64,7 +64,7 @@ class _ShuffleChain:
         (tensor,) = inputs
         shape = tuple(tensor.shape)
         if shape not in self.views:  # a program run without code generation works the factors out once per shape
-            factors = _Factors.of_chain(shape, self.layers)
+            factors = Factors.of_chain(shape, self.layers)
             self.views[shape] = None if factors is None else factors.view()
         view = self.views[shape]
         if view is None:
@@ -75,7 +75,7 @@ class _ShuffleChain:
         return tensor.reshape(split).permute(order).reshape(merged)
 
 
-class _Factors:
+class Factors:
     """A tensor of the chain as factors of its input: the input's dims split into factors (`memory`, outermost
     first), and each of the tensor's dims as the factors it spans (`dims`, outermost first)."""
 
