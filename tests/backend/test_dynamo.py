@@ -327,6 +327,22 @@ def test_results_viewing_one_intermediate_stay_views_of_one_tensor(builds):
     assert transposed.untyped_storage().data_ptr() == first_row.untyped_storage().data_ptr()
 
 
+def _plus_one_and_first_column(x):
+    return x + 1, x[:, 0]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_result_viewing_an_argument_views_this_calls_argument_at_its_own_storage_offset(dynamic, builds):
+    """Dynamo compiles no graph again for an argument at another storage offset (a slice of a batch): the view was
+    made at the first call's offset, reading the row before this call's argument."""
+    compiled = torch.compile(_plus_one_and_first_column, backend="tensorrt", dynamic=dynamic, options=REFERENCE)
+    compiled(-torch.arange(12.0).reshape(4, 3))
+    sliced = torch.arange(15.0).reshape(5, 3)[1:]
+    _, first_column = compiled(sliced)
+    assert engine_calls(builds) == 1
+    assert torch.equal(first_column, sliced[:, 0]) and first_column.data_ptr() == sliced.data_ptr()
+
+
 class MultipliesAnInput(nn.Module):
     def forward(self, x, y):
         input = x + 1  # traced as %input_1, the name of the engine's second input

@@ -68,7 +68,7 @@ class GraphSignature:
             if kind == "view":
                 base = args[view.base] if view.of_argument else flat[view.base]
                 flat[index] = base.as_strided(*(_evaluated(part, sizes) for part in (view.size, view.stride)),
-                                              _evaluated(view.offset, sizes))
+                                              base.storage_offset() + _evaluated(view.offset, sizes))
         return flat[0] if self.output_type is None else self.output_type(flat[:len(flat) - len(self.hidden)])
 
     def _sizes(self, args):
@@ -78,7 +78,8 @@ class GraphSignature:
 @dataclass(frozen=True)
 class View:
     """A result that views the memory of argument `base` (of_argument) or of result `base`: its size, stride and
-    storage offset, each an int or a sympy expression of the input sizes."""
+    storage offset past the base's own, each an int or a sympy expression of the input sizes. Past the base's, since
+    dynamo compiles no graph again for an argument of another storage offset (x[1:] of a batch)."""
 
     base: int
     of_argument: bool
@@ -117,6 +118,7 @@ def signature_of(gm, example_inputs):
             raise UnsupportedGraph(f"placeholder {node.name} is a SymInt with no value ({value})")
         else:
             args.append((BAKED, None))
+    _refuse_numbers_read_from_tensors(gm, {node for node, kind in zip(placeholders, kinds) if kind == BAKED})
     try:
         outputs, output_type, hidden = _outputs(gm, symbols, placeholders)
     except GuardOnDataDependentSymNode as error:  # a result whose size follows tensor data (dynamo's capture flags)
@@ -124,6 +126,23 @@ def signature_of(gm, example_inputs):
     fakes = [node.meta.get("example_value") for node in placeholders]
     return GraphSignature(args, input_positions, input_dims, symbols, _shape_env(placeholders), fakes, outputs,
                           output_type, [node.name for node in hidden])
+
+
+_READS_A_NUMBER = {("call_method", "item"), ("call_method", "tolist"), ("call_function", torch.ops.aten.item.default),
+                   ("call_function", torch.ops.aten._local_scalar_dense.default)}
+
+
+def _refuse_numbers_read_from_tensors(gm, baked):
+    """UnsupportedGraph for a graph that reads a tensor's value into a Python number: traced into TorchScript, the
+    number would be a constant, this call's value on every later call. Reading a baked placeholder is fine (dynamo
+    passes a module's float attributes as 0-d tensors when dynamic): each call checks its value."""
+    reads = [node.name for node in gm.graph.nodes
+             if (node.op, node.target) in _READS_A_NUMBER and not set(node.all_input_nodes) <= baked]
+    if reads:
+        raise UnsupportedGraph(f"it reads a tensor's value into a Python number ({reads[0]}: .item() kept in the graph "
+                               "by torch._dynamo.config.capture_scalar_outputs), which an engine would fix at this "
+                               "call's value. Leave capture_scalar_outputs off: dynamo then breaks the graph there and "
+                               "compiles the parts around it")
 
 
 def _kind(node, value):
@@ -251,7 +270,8 @@ def _views(flat, placeholders, symbols):
         if base_fake.dtype != value.dtype:
             continue  # a view as another dtype: as_strided cannot make it, the engine's copy stands for it
         layout = tuple(_layout_part(d, symbols) for d in value.shape), \
-            tuple(_layout_part(d, symbols) for d in value.stride()), _layout_part(value.storage_offset(), symbols)
+            tuple(_layout_part(d, symbols) for d in value.stride()), \
+            _layout_part(value.storage_offset() - base_fake.storage_offset(), symbols)
         views[index] = View(base, of_argument, *layout)
     return views
 
