@@ -124,6 +124,20 @@ def test_compile_leaves_the_users_module_in_its_mode(make):
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)  # compiled as in eval mode
 
 
+def test_a_module_in_training_mode_compiles_in_eval_mode_with_a_warning_naming_it(caplog):
+    model = TrainsDifferently().train()
+    model.fc.eval()
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        torch_trt.compile(model, inputs=[torch.randn(3, 4)], **REFERENCE)
+    assert "TrainsDifferently, bn, drop are in training mode; torch_trt compiles in eval mode" in caplog.text
+
+
+def test_a_module_in_eval_mode_compiles_without_a_training_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        torch_trt.compile(TrainsDifferently().eval(), inputs=[torch.randn(3, 4)], **REFERENCE)
+    assert "training mode" not in caplog.text
+
+
 def test_traced_module_is_left_in_its_mode():
     model = NotScriptable().train()
     torch_trt.compile(model, inputs=[torch.randn(2, 4)], **REFERENCE)
@@ -262,12 +276,46 @@ def test_a_traced_module_returns_the_numbers_it_returns_in_eager(tmp_path):
             torch.testing.assert_close(out[4], expected[4])
 
 
-def test_a_forward_taking_a_non_tensor_gets_an_error_naming_the_argument():
-    """A scripted ConvTranspose2d's forward takes output_size: the error read 'graph input %output_size.1 is not a
-    tensor'."""
-    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"forward's argument output_size is a Optional\[List"):
-        torch_trt.compile(torch.jit.script(nn.ConvTranspose2d(3, 4, 3)), [torch.randn(1, 3, 5, 5)],
-                          target="reference", min_block_size=1)
+def test_forward_arguments_without_an_input_are_compiled_at_their_defaults_and_checked_on_every_call(tmp_path):
+    """nn.TransformerEncoder's forward takes (src, mask=None, src_key_padding_mask=None, is_causal=None): compiling it
+    was refused ("forward's argument is_causal is a Optional[bool]"). Compiled at the defaults, a mask passed later
+    would be ignored by the engines, so the compiled module refuses it, after a save and load too."""
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 5, 16)
+    compiled = torch_trt.compile(model, [x], device="cpu", **REFERENCE)
+    assert compiled.graph.findAllNodes("torch_trt::execute_engine")
+    torch.jit.save(compiled, tmp_path / "encoder.ts")
+    for module in (compiled, torch.jit.load(tmp_path / "encoder.ts")):
+        with torch.no_grad():
+            torch.testing.assert_close(module(x), model(x), rtol=1e-4, atol=1e-4)
+            with pytest.raises(RuntimeError, match=r"argument mask was compiled at its default \(None\)"):
+                module(x, torch.zeros(5, 5))
+            with pytest.raises(RuntimeError, match=r"argument is_causal was compiled at its default \(None\)"):
+                module(x, None, None, False)
+
+
+class ScalesByDefault(nn.Module):
+    def forward(self, x, scale: float = 2.0, negate: bool = False):
+        return -x * scale if negate else x * scale
+
+
+def test_an_argument_passed_at_its_default_value_is_accepted_and_another_value_refused():
+    compiled = torch_trt.compile(ScalesByDefault(), [torch.randn(3)], device="cpu", **REFERENCE)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, 2.0, False), x * 2)
+    with pytest.raises(RuntimeError, match=r"argument scale was compiled at its default \(2.0\)"):
+        compiled(x, 3.0)
+
+
+class TakesTwoTensors(nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+def test_an_argument_without_a_default_or_an_input_gets_an_error_naming_it():
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"argument y has no default and no Input stands for it"):
+        torch_trt.compile(TakesTwoTensors(), [torch.randn(3)], device="cpu", **REFERENCE)
 
 
 class LooksUpNormalisedRows(nn.Module):

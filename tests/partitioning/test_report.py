@@ -68,7 +68,7 @@ def test_fallbacks_warn_once():
     handler.emit = records.append
     logging.getLogger("torch_trt").addHandler(handler)
     try:
-        torch_trt.compile(Mixed(), [torch.randn(3, 4)], target="reference")
+        torch_trt.compile(Mixed().eval(), [torch.randn(3, 4)], target="reference")
     finally:
         logging.getLogger("torch_trt").removeHandler(handler)
     warnings = [r.getMessage() for r in records if r.levelno == logging.WARNING]

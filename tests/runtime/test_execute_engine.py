@@ -140,6 +140,30 @@ def test_an_input_no_engine_receives_is_checked_against_its_input(other, tmp_pat
             loaded(other)
 
 
+class ScaledInPyTorch(torch.nn.Module):
+    """x reaches no engine (sin and mul run in PyTorch): one engine computes a product of constants."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear, self.scale = torch.nn.Linear(3, 3), torch.nn.Parameter(torch.tensor(1.5))
+
+    def forward(self, x):
+        return torch.sin(x) * self.scale + self.linear(torch.ones(2, 3))
+
+
+def test_an_input_no_engine_receives_that_requires_grad_is_an_error_not_a_result_missing_the_weights_gradients():
+    """The compiled module's weights are constants: backward() would reach x but never scale or the linear's."""
+    module = ScaledInPyTorch()
+    compiled = torch_trt.compile(module, [torch.randn(2, 3)], target="reference", min_block_size=1, device="cpu",
+                                 torch_executed_ops={"aten::sin", "aten::mul", "aten::add"})
+    assert compiled.graph.findAllNodes("torch_trt::check_input")
+    x = torch.randn(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot compute gradients.*torch.no_grad"):
+        compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), module(x))
+
+
 def test_inputs_engines_receive_are_checked_there_only():
     """No check of its own for an input an engine takes: the engine checks it on every call."""
     compiled, _, _ = _compile()

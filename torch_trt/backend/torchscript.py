@@ -11,6 +11,7 @@ from .._settings import CompileSettings
 from ..errors import LoweringError, source_line
 from ..lowering.frozen_attributes import fold_frozen_attributes
 from ..runtime.stitch import check_inputs_no_engine_receives
+from .default_arguments import bind_defaults, check_defaults
 from .pipeline import compile_frozen
 from .script_check import check_scripted_like_eager
 from .tracing import trace_module
@@ -21,7 +22,8 @@ logger = logging.getLogger(__name__)
 def compile(module, inputs, **options):
     """Compile a ScriptModule or nn.Module; returns a ScriptModule whose forward runs TensorRT engines.
 
-    `inputs` is a list of `torch_trt.Input` or example tensors, one per forward argument;
+    `inputs` is a list of `torch_trt.Input` or example tensors, one per forward argument (arguments after them are
+    compiled at their defaults, and the compiled module refuses a call passing another value for one);
     `options` are CompileSettings fields (unknown names are an error that lists the valid ones).
 
     An nn.Module is compiled through `torch.jit.script`. When scripting fails, the module is traced
@@ -37,6 +39,7 @@ def compile(module, inputs, **options):
     frozen, specs, settings, device, examples = prepare(module, inputs, options)
     compiled = compile_frozen(frozen, specs, settings, device, examples)
     check_inputs_no_engine_receives(compiled.graph, specs)
+    check_defaults(compiled, len(specs))
     return compiled
 
 
@@ -67,6 +70,7 @@ def prepare(module, inputs, options):
         scripted = to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes, unequal_sizes)
         _refuse_embedding_calls_with_max_norm(scripted)
         frozen = torch.jit.freeze(scripted, optimize_numerics=False)
+    bind_defaults(frozen, len(specs))
     fold_frozen_convolutions(frozen.graph)
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
@@ -101,8 +105,15 @@ def quiet_torchscript():
 
 @contextlib.contextmanager
 def eval_mode(module):
-    """The module in eval mode inside the block; each submodule gets its own `training` flag back after."""
+    """The module in eval mode inside the block; each submodule gets its own `training` flag back after. Say so where
+    one was in training mode: the compiled module never runs its training behaviour."""
     modes = [(submodule, submodule.training) for submodule in module.modules()]
+    training = [name or type(module).__name__ for name, submodule in module.named_modules() if submodule.training]
+    if training:
+        logger.warning("%s %s in training mode; torch_trt compiles in eval mode (dropout off, batch norm with its "
+                       "running statistics), as inference runs. Call .eval() before compiling", ", ".join(training[:3])
+                       + (f" and {len(training) - 3} more" if len(training) > 3 else ""),
+                       "is" if len(training) == 1 else "are")
     module.eval()
     try:
         yield

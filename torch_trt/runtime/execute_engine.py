@@ -1,6 +1,7 @@
 """The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript;
 `torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8);
-`torch_trt::check_input`, the check of a module input that no engine receives (stitch.py); and
+`torch_trt::check_input`, the check of a module input that no engine receives (stitch.py);
+`torch_trt::check_default`, the check of an argument compiled at its default (backend/default_arguments.py); and
 `torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
 
 import torch
@@ -19,14 +20,20 @@ _library.define(SCHEMA, alias_analysis="CONSERVATIVE")
 
 def execute_engine(inputs, engine, engine_id, target, device):
     """Run the engine serialized in `engine` (uint8 tensor) on `inputs`; returns new output tensors."""
-    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-        raise EngineIOError("a TensorRT engine cannot compute gradients, but an input requires grad while grad mode "
-                            "is on; call the compiled module under torch.no_grad() or torch.inference_mode(), or "
-                            "pass tensors that do not require grad (.detach())")
+    _refuse_gradients(inputs)
     return get_runner(engine_id, engine, target, device)(list(inputs))
 
 
 _library.impl("execute_engine", execute_engine, "CompositeExplicitAutograd")
+
+
+def _refuse_gradients(inputs):
+    """Compiled modules compute no gradients (their weights are constants): an input requiring grad in grad mode is
+    an error, not a result whose backward() silently misses the weights."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        raise EngineIOError("a compiled module cannot compute gradients, but an input requires grad while grad mode "
+                            "is on; call it under torch.no_grad() or torch.inference_mode(), or pass tensors that do "
+                            "not require grad (.detach())")
 
 
 _library.define("cast_input(Tensor x, ScalarType expected, ScalarType dtype, str name) -> Tensor")
@@ -49,7 +56,9 @@ _library.define("check_input(Tensor x, int[] min_shape, int[] max_shape, ScalarT
 
 
 def check_input(x, min_shape, max_shape, dtype, name):
-    """Raise EngineIOError unless `x` has `dtype` and a shape within [min_shape, max_shape] (its Input spec)."""
+    """Raise EngineIOError unless `x` has `dtype` and a shape within [min_shape, max_shape] (its Input spec), and
+    needs no gradient, as an engine's input."""
+    _refuse_gradients([x])
     shape = tuple(x.shape)
     if x.dtype != dtype or len(shape) != len(min_shape) or \
             any(not low <= size <= high for low, size, high in zip(min_shape, shape, max_shape)):
@@ -59,6 +68,20 @@ def check_input(x, min_shape, max_shape, dtype, name):
 
 
 _library.impl("check_input", check_input, "CompositeExplicitAutograd")
+
+
+_library.define("check_default(bool is_default, str name, str default) -> ()", alias_analysis="CONSERVATIVE")
+
+
+def check_default(is_default, name, default):
+    """Raise EngineIOError unless forward's argument `name`, which no Input stood for, has its default value."""
+    if not is_default:
+        raise EngineIOError(f"forward's argument {name} was compiled at its default ({default}), as no Input stood for "
+                            f"it, and the engines were built for that value only; call the module without {name}, or "
+                            f"compile a module whose forward passes the {name} you need itself")
+
+
+_library.impl("check_default", check_default, "CompositeExplicitAutograd")
 
 
 # Conservative, as execute_engine: TorchScript's executor folds an aten::clone of a constant into the constant.
