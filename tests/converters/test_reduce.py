@@ -161,6 +161,12 @@ DYNAMIC = [  # id, function, converters, (min, opt, max, run) shape per input, d
     ("mean_over_dynamic_dim", lambda x: x.mean(0, keepdim=True), {"aten::mean"}, [((1, 4), (3, 4), (9, 4), (6, 4))],
      f32),
     ("amax_dynamic_batch", lambda x: x.amax(1), {"aten::amax"}, [((1, 3, 2), (2, 3, 2), (5, 3, 2), (4, 3, 2))], i32),
+    # the element count is read from the shape: var/std over a dynamic dim ran in PyTorch
+    ("var_over_dynamic_dim", lambda x: x.var(0), {"aten::var"}, [((2, 4), (3, 4), (9, 4), (6, 4))], f32),
+    ("std_over_dynamic_spatial_dims", lambda x: x.std((2, 3), keepdim=True, correction=0), {"aten::std"},
+     [((1, 3, 1, 2), (2, 3, 4, 4), (2, 3, 8, 8), (2, 3, 5, 7))], f32),
+    ("var_all_of_dynamic", lambda x: x.var(), {"aten::var"}, [((1, 3), (2, 3), (5, 3), (4, 3))], f32),
+    ("var_over_dynamic_dim_of_one", lambda x: x.var(0), {"aten::var"}, [((1, 4), (3, 4), (9, 4), (1, 4))], f32),
 ]
 
 @pytest.mark.parametrize("name,function,converters,ranges,dtype", DYNAMIC, ids=[c[0] for c in DYNAMIC])

@@ -167,8 +167,6 @@ ROWS = [
         lambda x: torch.topk(x * 2, x.size(0))[0] + 1, [_randn(4)], [_dynamic((1,), (3,), (5,))]),
     Row("sort_dynamic_dim", "aten::sort", "sort along a dynamic dim", "ETE",
         lambda x: torch.sort(x * 2)[0] + 1, [_randn(4)], [_dynamic((1,), (3,), (5,))]),
-    Row("var_dynamic_dim", "aten::var.dim", "var/std over a dynamic dim", "ETE",
-        lambda x: torch.var(x * 2, 0) + 1, [_randn(4, 2)], [_dynamic((2, 2), (3, 2), (5, 2))]),
     Row("norm_p_0", "aten::linalg_vector_norm", "only p > 0 and inf norms are converted", "ETE",
         lambda x: torch.linalg.vector_norm(x * 2, 0.0) + 1, [_randn(3)]),
     # products

@@ -14,10 +14,10 @@ import math
 
 import torch
 
+from ..conversion import shape_tensors
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
 from ..targets.dtypes import FLOAT_DTYPES, INDEX_DTYPES, scalar_type
-from ..conversion.shape_tensors import dim_size
 from ._helpers import (axes_mask, cast, choose, dtype_of, elementwise, in_float32, linspace, normalize_dim, rank,
                        reshape_torch_sizes, reshape_trt_dims)
 
@@ -110,7 +110,7 @@ def _extreme_along(ctx, x, dim, keepdim, largest):
     if dtype.is_floating_point:  # where the extreme is NaN, the NaNs are its occurrences
         hits = elementwise(ctx, hits, ctx.net.add_unary(x, ctx.trt.UnaryOperation.ISNAN).get_output(0),
                            ctx.trt.ElementWiseOperation.OR)
-    positions = reshape_trt_dims(ctx, linspace(ctx, dim_size(ctx, x, dim), 0, 1),
+    positions = reshape_trt_dims(ctx, linspace(ctx, shape_tensors.dim_size(ctx, x, dim), 0, 1),
                                  (1,) * dim + (-1,) + (1,) * (rank(x) - dim - 1))
     first = choose(ctx, hits, positions, torch.iinfo(torch.int64).max, torch.int64)
     values, indices = cast(ctx, values, dtype), _reduce(ctx, first, "MIN", [dim], True)
@@ -212,20 +212,25 @@ def _reduce(ctx, x, op_name, dims, keepdim):
 
 
 def _variance(ctx, x, dims, correction, keepdim):
-    """(sum(d^2) - sum(d)^2 / N) / (N - correction) of d = x - mean, N the static count of reduced elements: the
-    second term takes back what the rounding of the mean adds to the first (1e-3 of a variance of 1 at a mean of
-    1e6 in float32), as eager's exact mean does not."""
-    sizes = [1 if rank(x) == 0 else x.shape[d] for d in dims]
-    if -1 in sizes:
-        raise NotImplementedError("var/std over a dynamic dim: the element count is needed at build time")
-    ops, count = ctx.trt.ElementWiseOperation, math.prod(sizes)
+    """(sum(d^2) - sum(d)^2 / N) / max(N - correction, 0) of d = x - mean, N the count of reduced elements (read
+    from the shape where a reduced dim is dynamic): the second term takes back what the rounding of the mean adds to
+    the first (1e-3 of a variance of 1 at a mean of 1e6 in float32), as eager's exact mean does not."""
+    ops = ctx.trt.ElementWiseOperation
+    count = 1
+    for dim in dims if rank(x) else ():
+        count = shape_tensors.arithmetic(ctx, "PROD", count, shape_tensors.dim_size(ctx, x, dim))
     x = cast(ctx, x, dtype_of(ctx, x) if dtype_of(ctx, x).is_floating_point else torch.float32)
+    if shape_tensors.is_runtime(ctx, count):
+        count = cast(ctx, count, dtype_of(ctx, x))
+        degrees = elementwise(ctx, elementwise(ctx, count, correction, ops.SUB), 0.0, ops.MAX)
+    else:
+        degrees = max(count - correction, 0)
     centered = elementwise(ctx, x, _reduce(ctx, x, "AVG", dims, True), ops.SUB)
     squares = _reduce(ctx, elementwise(ctx, centered, centered, ops.PROD), "SUM", dims, keepdim)
     drift = _reduce(ctx, centered, "SUM", dims, keepdim)
     total = elementwise(ctx, squares, elementwise(ctx, elementwise(ctx, drift, drift, ops.PROD), count, ops.DIV),
                         ops.SUB)
-    return elementwise(ctx, total, max(count - correction, 0), ops.DIV)
+    return elementwise(ctx, total, degrees, ops.DIV)
 
 
 def _correction(args):
