@@ -3,6 +3,7 @@
 import logging
 import math
 import warnings
+from typing import Union
 
 import pytest
 import torch
@@ -295,6 +296,19 @@ def test_forward_arguments_without_an_input_are_compiled_at_their_defaults_and_c
                 module(x, None, None, False)
 
 
+def test_multihead_attention_with_other_key_and_value_sizes_compiles_into_one_engine():
+    """F.multi_head_attention_forward checks each projection bias's shape in an If that gives the bias back, and scales
+    the query by math.sqrt(1.0 / float(E)): the Optional bias failed an internal assert of TorchScript in lowering,
+    and float() of a Scalar had no evaluator (no overload taking a Scalar had one), which ran between two engines."""
+    model = nn.MultiheadAttention(16, 2, kdim=8, vdim=12, batch_first=True).eval()
+    q, k, v = torch.randn(2, 5, 16), torch.randn(2, 7, 8), torch.randn(2, 7, 12)
+    compiled = torch_trt.compile(model, [q, k, v], device="cpu", **REFERENCE)
+    assert len(compiled.graph.findAllNodes("torch_trt::execute_engine")) == 1
+    with torch.no_grad():
+        for got, expected in zip(compiled(q, k, v), model(q, k, v)):
+            torch.testing.assert_close(got, expected)
+
+
 class ScalesByDefault(nn.Module):
     def forward(self, x, scale: float = 2.0, negate: bool = False):
         return -x * scale if negate else x * scale
@@ -306,6 +320,34 @@ def test_an_argument_passed_at_its_default_value_is_accepted_and_another_value_r
     torch.testing.assert_close(compiled(x, 2.0, False), x * 2)
     with pytest.raises(RuntimeError, match=r"argument scale was compiled at its default \(2.0\)"):
         compiled(x, 3.0)
+
+
+class DividesByDefault(nn.Module):
+    def forward(self, x, zero: float = 0.0, offset: float = float("nan")):
+        return x / zero + offset
+
+
+def test_a_float_argument_is_checked_against_its_default_exactly():
+    """-0.0 == 0.0 let a call passing -0.0 run at 0.0 (the quotients' signs flipped); NaN != NaN refused every call."""
+    compiled = torch_trt.compile(DividesByDefault(), [torch.randn(2)], device="cpu", **REFERENCE)
+    x = torch.tensor([1.0, -2.0])
+    torch.testing.assert_close(compiled(x, 0.0, float("nan")), DividesByDefault()(x), equal_nan=True)
+    with pytest.raises(RuntimeError, match=r"argument zero was compiled at its default \(0.0\)"):
+        compiled(x, -0.0)
+    with pytest.raises(RuntimeError, match=r"argument offset was compiled at its default \(nan\)"):
+        compiled(x, 0.0, 1.0)
+
+
+class BranchesOnAUnion(nn.Module):
+    def forward(self, x, scale: Union[int, float] = 1):
+        return x * 2 if isinstance(scale, int) else x * 3
+
+
+def test_an_argument_of_a_union_type_without_an_input_is_refused():
+    """Compiled for the int default, a call passing 1.0 passed the check (1.0 == 1) and took the int branch."""
+    with pytest.raises(torch_trt.errors.TorchTRTError, match=r"argument scale has no Input, and its default \(1\) "
+                                                            r"of type Union\[float, int\] is not one"):
+        torch_trt.compile(BranchesOnAUnion(), [torch.randn(3)], device="cpu", **REFERENCE)
 
 
 class TakesTwoTensors(nn.Module):

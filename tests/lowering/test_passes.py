@@ -1,8 +1,9 @@
 """Each lowering pass on a small graph: before -> after, checked with FileCheck."""
 
-from typing import List
+from typing import List, Optional
 
 import pytest
+
 import torch
 from torch.testing import FileCheck
 
@@ -114,6 +115,23 @@ def test_exception_branches_are_removed():
     remove_exception_branches(graph)
     torch._C._jit_pass_dce(graph)
     FileCheck().check_not("prim::If").check_not("aten::dim").check("aten::relu").run(str(graph))
+
+
+def _linear_with_a_checked_bias(x: torch.Tensor, b: Optional[torch.Tensor]):
+    if b is not None and b.shape != (3,):
+        raise ValueError("bad bias")
+    return torch.nn.functional.linear(x, x, b)
+
+
+def test_an_exception_branch_that_gives_a_value_back_is_removed():
+    """F.multi_head_attention_forward checks a bias's shape so: the If that raises gives the refined bias back. Left
+    in, it kept a frozen bias Optional, and unpack_linear's add of it failed an internal assert of TorchScript."""
+    from torch_trt.lowering.passes.remove_exception_branches import remove_exception_branches
+
+    graph = torch.jit.script(_linear_with_a_checked_bias).graph.copy()
+    remove_exception_branches(graph)
+    torch._C._jit_pass_dce(graph)
+    FileCheck().check_not("prim::RaiseException").check("aten::linear").run(str(graph))
 
 
 def test_training_mode_dropout_is_kept():

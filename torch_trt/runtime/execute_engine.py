@@ -1,8 +1,11 @@
 """The `torch_trt::execute_engine` op: how compiled graphs call an engine, in Python and TorchScript;
 `torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8);
 `torch_trt::check_input`, the check of a module input that no engine receives (stitch.py);
-`torch_trt::check_default`, the check of an argument compiled at its default (backend/default_arguments.py); and
+`torch_trt::check_default` and `torch_trt::same_float`, the check of an argument compiled at its default
+(backend/default_arguments.py); and
 `torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
+
+import math
 
 import torch
 
@@ -82,6 +85,19 @@ def check_default(is_default, name, default):
 
 
 _library.impl("check_default", check_default, "CompositeExplicitAutograd")
+
+
+_library.define("same_float(float value, float default) -> bool")
+
+
+def same_float(value, default):
+    """Whether `value` is `default` exactly: -0.0 is not 0.0 (x / s tells them apart), and NaN is NaN."""
+    if value != value or default != default:
+        return value != value and default != default
+    return value == default and math.copysign(1.0, value) == math.copysign(1.0, default)
+
+
+_library.impl("same_float", same_float, "CompositeExplicitAutograd")
 
 
 # Conservative, as execute_engine: TorchScript's executor folds an aten::clone of a constant into the constant.

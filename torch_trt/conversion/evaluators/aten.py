@@ -75,7 +75,7 @@ def scalar_implicit(ctx, node, args):
     return args[0].to_tensor().item()
 
 
-_SCALAR_TYPES = {"int", "float", "bool", "Scalar"}
+_SCALAR_TYPES = {"int", "float", "bool", "number"}  # "number": how a schema names a Scalar argument's type
 
 # Python semantics of TorchScript's scalar ops; every overload on ints, floats, bools and Scalars is registered.
 _SCALAR_OPS = {
@@ -112,7 +112,7 @@ def _scalar_evaluator(kind, function, types):
         values = [arg.value for arg in args]
         if not any(is_runtime(ctx, v) for v in values):
             return cast(function(*values))
-        if kind not in _RUNTIME_INT_OPS or any(t not in ("int", "Scalar") for t in types):
+        if kind not in _RUNTIME_INT_OPS or any(t not in ("int", "number") for t in types):
             raise NotImplementedError(f"{node.kind()} of a runtime size computes no int inside an engine")
         return _RUNTIME_INT_OPS[kind](ctx, *values)
 
