@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
@@ -39,6 +40,31 @@ def host_engine(define, shape=(2, 3), level=3, input_type=trt.float32, location=
     plan = builder.build_serialized_network(network, config)
     assert plan is not None, logger.errors()
     return output, trt.Runtime(logger).deserialize_cuda_engine(plan)
+
+
+def shuffled(network, tensor, first=None, reshape=None, second=None):
+    """The output of a shuffle layer of `tensor` with the given first transpose, reshape dims and second transpose."""
+    layer = network.add_shuffle(tensor)
+    if first is not None:
+        layer.first_transpose = first
+    if reshape is not None:
+        layer.reshape_dims = reshape
+    if second is not None:
+        layer.second_transpose = second
+    return layer.get_output(0)
+
+
+def program_and_kernels(define, shape):
+    """(generated program, class names of the kernels it calls in order) of host_engine(define, shape)."""
+    program = host_engine(define, shape=shape)[1]._module
+    kernels = [type(node.target.__self__).__name__ for node in program.graph.nodes
+               if node.op == "call_function" and hasattr(node.target, "__self__")]
+    return program, kernels
+
+
+def aten_ops(program, x):
+    """The ATen ops `program` runs on `x`, in order."""
+    return [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
 
 
 def build_and_run(define, inputs, device="cpu"):

@@ -4,11 +4,10 @@
 import numpy as np
 import pytest
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
-from .conftest import host_engine
+from .conftest import aten_ops, program_and_kernels, shuffled
 
 B, H, T, D = 2, 3, 5, 4  # batch, heads, tokens, head size
 E = H * D
@@ -20,19 +19,11 @@ def _constant(network, tensor):
     return network.add_constant(tuple(tensor.shape), trt.Weights(np.ascontiguousarray(tensor.numpy()))).get_output(0)
 
 
-def _shuffle(network, tensor, first=None, reshape=None):
-    layer = network.add_shuffle(tensor)
-    if first is not None:
-        layer.first_transpose = first
-    if reshape is not None:
-        layer.reshape_dims = reshape
-    return layer.get_output(0)
-
 
 def _projected(network, heads):
     """nn.MultiheadAttention(batch_first=True)'s output projection, lowered: heads (B, H, T, D) merged into rows in
     (T, B) order, the product with constant weights plus a bias, then rows back to (B, T)."""
-    rows = _shuffle(network, heads, first=(2, 0, 1, 3), reshape=(T * B, E))
+    rows = shuffled(network, heads, first=(2, 0, 1, 3), reshape=(T * B, E))
     product = network.add_matrix_multiply(rows, trt.MatrixOperation.NONE, _constant(network, WEIGHT),
                                           trt.MatrixOperation.NONE).get_output(0)
     return network.add_elementwise(product, _constant(network, BIAS), trt.ElementWiseOperation.SUM).get_output(0)
@@ -42,28 +33,19 @@ def _projected_eager(heads):
     return heads.permute(2, 0, 1, 3).reshape(T * B, E) @ WEIGHT + BIAS
 
 
-def _program_and_kernels(define, shape):
-    program = host_engine(define, shape=shape)[1]._module
-    kernels = [type(node.target.__self__).__name__ for node in program.graph.nodes
-               if node.op == "call_function" and hasattr(node.target, "__self__")]
-    return program, kernels
-
-
-def _ops(program, x):
-    return [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
 
 
 def test_rows_moved_after_the_product_are_moved_in_the_copy_that_merges_the_heads():
     def define(network, heads):
-        unmerged = _shuffle(network, _projected(network, heads), reshape=(T, B, 6))
-        return _shuffle(network, unmerged, first=(1, 0, 2))
+        unmerged = shuffled(network, _projected(network, heads), reshape=(T, B, 6))
+        return shuffled(network, unmerged, first=(1, 0, 2))
 
-    program, kernels = _program_and_kernels(define, (B, H, T, D))
+    program, kernels = program_and_kernels(define, (B, H, T, D))
     assert kernels == ["_RowsShuffledFirst"], kernels
     heads = torch.randn(B, H, T, D)
     result = program(heads)[0]
     assert result.is_contiguous()  # the product's rows come out in (B, T) order, as its readers read them
-    assert _ops(program, heads).count("aten.clone.default") == 1
+    assert aten_ops(program, heads).count("aten.clone.default") == 1
     torch.testing.assert_close(result, _projected_eager(heads).reshape(T, B, 6).transpose(0, 1))
 
 
@@ -73,9 +55,9 @@ def test_rows_moved_after_the_product_are_moved_in_the_copy_that_merges_the_head
 ], ids=["splits_the_last_dim", "merges_the_last_dim"])
 def test_a_shuffle_after_that_does_more_than_move_rows_runs_after_the_product(reshape, expected):
     def define(network, heads):
-        return _shuffle(network, _projected(network, heads), reshape=reshape)
+        return shuffled(network, _projected(network, heads), reshape=reshape)
 
-    program, kernels = _program_and_kernels(define, (B, H, T, D))
+    program, kernels = program_and_kernels(define, (B, H, T, D))
     assert kernels == ["_RowsShuffledFirst"], kernels
     heads = torch.randn(B, H, T, D)
     torch.testing.assert_close(program(heads)[0], expected(_projected_eager(heads)))
@@ -87,9 +69,9 @@ def test_a_product_whose_input_is_not_shuffled_keeps_its_shuffle_after():
         product = network.add_matrix_multiply(rows, trt.MatrixOperation.NONE, _constant(network, WEIGHT),
                                               trt.MatrixOperation.NONE).get_output(0)
         biased = network.add_elementwise(product, _constant(network, BIAS), trt.ElementWiseOperation.SUM)
-        return _shuffle(network, _shuffle(network, biased.get_output(0), reshape=(T, B, 6)), first=(1, 0, 2))
+        return shuffled(network, shuffled(network, biased.get_output(0), reshape=(T, B, 6)), first=(1, 0, 2))
 
-    program, kernels = _program_and_kernels(define, (T * B, E))
+    program, kernels = program_and_kernels(define, (T * B, E))
     assert "_RowsShuffledFirst" not in kernels and "FusedBias" in kernels, kernels
     rows = torch.randn(T * B, E)
     torch.testing.assert_close(program(rows)[0], (rows @ WEIGHT + BIAS).reshape(T, B, 6).transpose(0, 1))
@@ -98,11 +80,11 @@ def test_a_product_whose_input_is_not_shuffled_keeps_its_shuffle_after():
 def test_a_product_another_layer_reads_keeps_its_shuffle_after():
     def define(network, heads):
         product = _projected(network, heads)
-        moved = _shuffle(network, _shuffle(network, product, reshape=(T, B, 6)), first=(1, 0, 2))
-        return network.add_elementwise(moved, _shuffle(network, product, reshape=(B, T, 6)),
+        moved = shuffled(network, shuffled(network, product, reshape=(T, B, 6)), first=(1, 0, 2))
+        return network.add_elementwise(moved, shuffled(network, product, reshape=(B, T, 6)),
                                        trt.ElementWiseOperation.SUM).get_output(0)
 
-    program, kernels = _program_and_kernels(define, (B, H, T, D))
+    program, kernels = program_and_kernels(define, (B, H, T, D))
     assert "_RowsShuffledFirst" not in kernels, kernels
     heads = torch.randn(B, H, T, D)
     product = _projected_eager(heads)

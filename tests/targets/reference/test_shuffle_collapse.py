@@ -3,34 +3,23 @@
 
 import pytest
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
 
 import torch_trt.targets.reference as trt
 
-from .conftest import host_engine
+from .conftest import aten_ops, program_and_kernels, shuffled
 
 T, B, H, D = 5, 2, 3, 4  # tokens, batch, heads, head size, as nn.MultiheadAttention's head split has them
 
-
-def _shuffle(network, tensor, first=None, reshape=None, second=None):
-    layer = network.add_shuffle(tensor)
-    if first is not None:
-        layer.first_transpose = first
-    if reshape is not None:
-        layer.reshape_dims = reshape
-    if second is not None:
-        layer.second_transpose = second
-    return layer.get_output(0)
 
 
 def _key_heads(network, projection):
     """nn.MultiheadAttention's packed projection (T, B, 3E) lowered: the key's slice, split into heads (B, H, T, D)
     through (T, B*H, D)."""
-    packed = _shuffle(network, projection, reshape=(T, B, 3, H * D), second=(2, 0, 1, 3))
+    packed = shuffled(network, projection, reshape=(T, B, 3, H * D), second=(2, 0, 1, 3))
     key = network.add_slice(packed, (1, 0, 0, 0), (1, T, B, H * D), (1, 1, 1, 1)).get_output(0)
-    merged = _shuffle(network, key, reshape=(T, B * H, D))
-    transposed = _shuffle(network, merged, first=(1, 0, 2))
-    return _shuffle(network, transposed, reshape=(B, H, T, D))
+    merged = shuffled(network, key, reshape=(T, B * H, D))
+    transposed = shuffled(network, merged, first=(1, 0, 2))
+    return shuffled(network, transposed, reshape=(B, H, T, D))
 
 
 def _key_heads_eager(projection):
@@ -38,28 +27,19 @@ def _key_heads_eager(projection):
     return key.reshape(T, B * H, D).transpose(0, 1).reshape(B, H, T, D)
 
 
-def _program_and_kernels(define, shape):
-    program = host_engine(define, shape=shape)[1]._module
-    kernels = [type(node.target.__self__).__name__ for node in program.graph.nodes
-               if node.op == "call_function" and hasattr(node.target, "__self__")]
-    return program, kernels
-
-
-def _ops(program, x):
-    return [str(node.target) for node in make_fx(program)(x).graph.nodes if node.op == "call_function"]
 
 
 def test_the_head_split_of_a_sliced_projection_is_a_view_not_a_copy():
-    program, kernels = _program_and_kernels(_key_heads, (T, B, 3 * H * D))
+    program, kernels = program_and_kernels(_key_heads, (T, B, 3 * H * D))
     assert kernels == ["IShuffleLayer", "ISliceLayer", "ShuffleChain"], kernels
     x = torch.randn(T, B, 3 * H * D)
-    assert "aten.clone.default" not in _ops(program, x)
+    assert "aten.clone.default" not in aten_ops(program, x)
     torch.testing.assert_close(program(x)[0], _key_heads_eager(x))
 
 
 def test_the_shuffles_one_by_one_copy_the_head_split():
     """What the collapsed chain saves: run one by one, the merge of batch and heads is no view of the slice."""
-    program, kernels = _program_and_kernels(_key_heads, (T, B, 3 * H * D))
+    program, kernels = program_and_kernels(_key_heads, (T, B, 3 * H * D))
     chain = next(node.target.__self__ for node in program.graph.nodes
                  if type(getattr(node.target, "__self__", None)).__name__ == "ShuffleChain"
                  and len(node.target.__self__.layers) == 3)
@@ -82,10 +62,10 @@ def test_the_shuffles_one_by_one_copy_the_head_split():
 def test_chains_that_are_no_single_view_give_what_the_shuffles_give(shape, reshapes, expected):
     def define(network, x):
         for reshape in reshapes:
-            x = _shuffle(network, x, reshape=reshape) if reshape is not None else _shuffle(network, x, first=(1, 0))
+            x = shuffled(network, x, reshape=reshape) if reshape is not None else shuffled(network, x, first=(1, 0))
         return x
 
-    program, kernels = _program_and_kernels(define, shape)
+    program, kernels = program_and_kernels(define, shape)
     assert kernels == ["ShuffleChain"], kernels
     x = torch.randn(shape)
     torch.testing.assert_close(program(x)[0], expected(x))
@@ -93,13 +73,13 @@ def test_chains_that_are_no_single_view_give_what_the_shuffles_give(shape, resha
 
 def test_a_shuffle_whose_output_another_layer_reads_ends_its_chain():
     def define(network, x):
-        split = _shuffle(network, x, reshape=(T, B, H, D))
-        heads = _shuffle(network, _shuffle(network, split, first=(1, 2, 0, 3)), reshape=(B * H, T, D))
-        flat = _shuffle(network, split, reshape=(T * B, H * D))
-        return network.add_elementwise(heads, _shuffle(network, flat, reshape=(B * H, T, D)),
+        split = shuffled(network, x, reshape=(T, B, H, D))
+        heads = shuffled(network, shuffled(network, split, first=(1, 2, 0, 3)), reshape=(B * H, T, D))
+        flat = shuffled(network, split, reshape=(T * B, H * D))
+        return network.add_elementwise(heads, shuffled(network, flat, reshape=(B * H, T, D)),
                                        trt.ElementWiseOperation.SUM).get_output(0)
 
-    program, kernels = _program_and_kernels(define, (T, B, H * D))
+    program, kernels = program_and_kernels(define, (T, B, H * D))
     assert kernels.count("IShuffleLayer") == 1 and kernels.count("ShuffleChain") == 2, kernels
     x = torch.randn(T, B, H * D)
     expected = x.reshape(T, B, H, D).permute(1, 2, 0, 3).reshape(B * H, T, D) + x.reshape(B * H, T, D)
