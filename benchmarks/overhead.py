@@ -57,7 +57,7 @@ def main():
 
 def calls(x):
     """(name, callable) of each row, compiled for `x` and checked against eager before it is timed."""
-    relu = torch.nn.ReLU()
+    relu = torch.nn.ReLU().eval()
     script = torch_trt.compile(relu, inputs=[x], **OPTIONS)
     engine_arguments = _engine_arguments(script)
     linears = torch.nn.Sequential(*[torch.nn.Linear(SHAPE[1], SHAPE[1]) for _ in range(LAYERS)]).to(x.device).eval()

@@ -73,6 +73,7 @@ class CompileSettings:
             device = torch.device(example_device)
         else:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        _check_engine_device(device, "the example inputs' device")
         if device.type == "cuda" and device.index is None:  # engines compare input devices with this one
             device = torch.device("cuda", torch.cuda.current_device())
         return device
@@ -123,11 +124,20 @@ def _is_known_operator(name):
 
 
 def _check_device(device):
-    """device is "auto" or something torch.device accepts."""
-    if isinstance(device, torch.device) or device == "auto":
+    """device is "auto", or a CPU or CUDA device: a torch.device or a string torch.device accepts."""
+    if device == "auto":
         return
-    _require("device", device, str, "'auto', a device string such as 'cuda:0', or a torch.device")
-    try:
-        torch.device(device)
-    except RuntimeError as error:
-        raise ValueError(f"device: {error}; use 'auto', 'cpu', 'cuda' or 'cuda:<index>'") from None
+    if not isinstance(device, torch.device):
+        _require("device", device, str, "'auto', a device string such as 'cuda:0', or a torch.device")
+        try:
+            device = torch.device(device)
+        except RuntimeError as error:
+            raise ValueError(f"device: {error}; use 'auto', 'cpu', 'cuda' or 'cuda:<index>'") from None
+    _check_engine_device(device, "device")
+
+
+def _check_engine_device(device, what):
+    """ValueError unless engines can run on `device`, which `what` names."""
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{what} is {device}, but engines run on the CPU or a CUDA device: use 'cpu', 'cuda' or "
+                         "'cuda:<index>' (and example inputs there)")

@@ -75,6 +75,8 @@ def test_engines_run_where_the_module_is_when_only_specs_are_given():
     ({"dynamic_shape_max": "64"}, TypeError, r"dynamic_shape_max must be a positive int or None"),
     ({"device": "gpu"}, ValueError, r"device: .*use 'auto', 'cpu', 'cuda' or 'cuda:<index>'"),
     ({"device": 0}, TypeError, r"device must be 'auto', a device string"),
+    ({"device": "meta"}, ValueError, r"device is meta, but engines run on the CPU or a CUDA device"),
+    ({"device": torch.device("meta")}, ValueError, r"device is meta, but engines run on the CPU or a CUDA device"),
     ({"target": None}, ValueError, r"target must be 'auto', 'tensorrt' or 'reference', got None"),
 ])
 def test_option_of_the_wrong_type_or_value_names_the_option(options, error, message):
@@ -91,6 +93,11 @@ def test_valid_option_forms_are_accepted():
     })
     assert settings.enabled_precisions == {torch.float32, torch.float16}
     assert settings.torch_executed_ops == {"aten::relu", "aten::add.Tensor", "aten::matmul"}
+
+
+def test_example_inputs_on_a_device_engines_do_not_run_on_are_refused_by_name():
+    with pytest.raises(ValueError, match="the example inputs' device is meta, but engines run on the CPU or a CUDA"):
+        torch_trt.compile(torch.nn.Linear(8, 8).eval(), inputs=[torch.randn(2, 8, device="meta")])
 
 
 def test_compile_checks_option_types_before_any_work():

@@ -1,3 +1,5 @@
+import io
+
 import pytest
 import torch
 
@@ -85,6 +87,19 @@ def test_corrupted_engine_bytes_give_a_clear_error():
         EngineRunner(memoryview(engine.numpy()), "reference", torch.device("cpu"))
     with pytest.raises(EngineIOError, match="cannot deserialize"):
         EngineRunner(memoryview(bytes(3)), "reference", torch.device("cpu"))
+
+
+def test_a_loaded_module_with_corrupted_engine_bytes_is_refused_while_the_original_runs():
+    """The original's runner serves the same engine id: the loaded module's own bytes are checked all the same."""
+    compiled, x, y = _compile()
+    compiled(x, y)
+    buffer = io.BytesIO()
+    torch.jit.save(compiled, buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    _engine_constant(loaded)[100:200] = 7
+    with pytest.raises(Exception, match="corrupted"):
+        loaded(x, y)
 
 
 def test_save_and_load_in_a_fresh_process(tmp_path):

@@ -57,10 +57,10 @@ def get_runner(engine_id, engine_tensor, target, device):
     if runner is None or id(engine_tensor) not in runner.owners:
         with _LOCK:
             runner = _RUNNERS.get(key)
+            data = memoryview(engine_tensor.cpu().numpy())  # the reference's weights view it: no copy
+            if _HASHED.get(id(engine_tensor)) != engine_id:  # each module's bytes, also where a runner exists
+                _verify(engine_id, data)
             if runner is None:
-                data = memoryview(engine_tensor.cpu().numpy())  # the reference's weights view it: no copy
-                if _HASHED.get(id(engine_tensor)) != engine_id:
-                    _verify(engine_id, data)
                 runner = _RUNNERS[key] = EngineRunner(data, target, device, lent or ())
                 if lent:  # the engine holds the tensors it reads; the others need not live as long as it
                     _LENT[id(engine_tensor)] = ()
