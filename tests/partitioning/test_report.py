@@ -75,6 +75,26 @@ def test_fallbacks_warn_once():
     assert len(warnings) == 1 and "run in PyTorch" in warnings[0], warnings
 
 
+@pytest.mark.parametrize("op", ["aten::linear", "aten::batch_norm"])
+def test_executed_ops_that_lowering_rewrote_are_named_in_a_warning(caplog, op):
+    """aten::linear lowers to aten::matmul and aten::add, a batch norm after a convolution folds into it: the entry
+    keeps nothing in PyTorch, which the report alone would not say."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Flatten(),
+                                torch.nn.Linear(16, 2)).eval()
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        report = torch_trt.explain(model, [torch.randn(1, 3, 4, 4)], target="reference", min_block_size=1,
+                                   torch_executed_ops={op})
+    assert report.engine_count == 1 and not report.fallbacks
+    assert f"torch_executed_ops keeps nothing in PyTorch for {op}: no op of the lowered graph" in caplog.text
+
+
+def test_executed_ops_that_match_a_node_warn_of_nothing_unmatched(caplog):
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        torch_trt.explain(Mixed().eval(), [torch.randn(3, 4)], target="reference",
+                          torch_executed_ops={"aten::relu"})
+    assert "keeps nothing" not in caplog.text
+
+
 SCRIPT = """
 import torch, torch_trt, opaque_op
 from torch import nn

@@ -19,6 +19,7 @@ from ..errors import Code, ConversionError, EngineBuildError, LoweringError, Rea
 from ..lowering import lower
 from ..lowering.specialize import specialize
 from ..partitioning import SegmentKind, analyze, extract_graph, partition
+from ..partitioning.support import unmatched_executed_ops
 from ..runtime.outputs import copy_returned_constants
 from ..runtime.stitch import stitch_engine
 from ..targets import resolve_target, start_code_generation, target_name
@@ -94,6 +95,7 @@ def build_engines(module, input_specs, settings, device, examples=None):
     _specialize(graph, input_specs, device, examples)
     if settings.debug:
         logger.info("lowered graph:\n%s", graph)
+    _warn_unmatched_executed_ops(graph, settings)
     trt = resolve_target(settings.target, device)
     refused = {}
     while True:
@@ -164,6 +166,17 @@ def _build(segment, index, count, settings, trt, device):
         raise _Refusal(segment.nodes, refused) from error
     logger.info("engine %d/%d built in %.2fs", index, count, time.perf_counter() - start)
     return segment, engine_bytes
+
+
+def _warn_unmatched_executed_ops(graph, settings):
+    """Say which torch_executed_ops entries name no node of the lowered graph, whose op names they are matched with:
+    they keep nothing in PyTorch."""
+    unmatched = unmatched_executed_ops(graph, settings)
+    if unmatched:
+        logger.warning("torch_executed_ops keeps nothing in PyTorch for %s: no op of the lowered graph has that "
+                       "name (lowering rewrites some ops (aten::linear into aten::matmul and aten::add, aten::conv2d into "
+                       "aten::_convolution, a batch norm after a convolution folded into it). Name the ops of the "
+                       "lowered graph, which debug=True logs", " and ".join(unmatched))
 
 
 def _warn_fallbacks(report):

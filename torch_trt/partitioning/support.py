@@ -11,6 +11,7 @@ Each answer is None (the node may run in an engine) or a Reason with a code for 
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
 from ..lowering.mutation import written_inputs
+from ..lowering.rewrite import all_nodes
 from ..targets.dtypes import ENGINE_DTYPES, TRUNCATED_DTYPES
 from .boundary import small_int_problem
 
@@ -22,6 +23,12 @@ def op_names(node):
     if key and key[1]:
         names.add(f"{key[0]}.{key[1]}")
     return names
+
+
+def unmatched_executed_ops(graph, settings):
+    """The torch_executed_ops entries that name no node of the (lowered) graph, sorted."""
+    present = set().union(*map(op_names, all_nodes(graph.block())))
+    return sorted(settings.torch_executed_ops - present)
 
 
 # Ops that turn tensor data into a plain value. A compile-time value may only come from constants and shapes, so
