@@ -160,6 +160,8 @@ EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise
     ("fmod_and_remainder_of_infinities_are_nan", lambda a, b: (torch.fmod(a, b), torch.remainder(a, b)),
      {"aten::fmod", "aten::remainder"}, [torch.tensor([INF, INF, -INF, -INF, 1.5]),
                                          torch.tensor([INF, -INF, INF, -INF, INF])]),
+    ("floor_divide_nan_by_infinity_is_nan", lambda a, inf: (a // inf, torch.div(a, -inf, rounding_mode="floor")),
+     {"aten::floor_divide", "aten::div", "aten::neg"}, [torch.tensor([float("nan"), 5.0, -5.0]), torch.tensor(INF)]),
     ("log1p_and_expm1_of_large_values", lambda a, b: (torch.log1p(a), torch.expm1(b)), {"aten::log1p", "aten::expm1"},
      [torch.tensor([1e36, 5e36, 3.4e38]), torch.tensor([84.0, 88.0, 88.7])]),
     ("mul_half_by_a_0d_float_tensor", lambda a, k: a * k, {"aten::mul"},

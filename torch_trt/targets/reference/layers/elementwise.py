@@ -11,14 +11,15 @@ _COMPARE = {Op.EQUAL: torch.eq, Op.GREATER: torch.gt, Op.LESS: torch.lt}
 
 def _floor_divide(a, b):
     """Division rounded down, as PyTorch's kernel gives it: NaN for an infinite dividend over a nonzero divisor (over
-    0, an infinity), and for a finite nonzero one over an infinite divisor, -1 where their signs differ, else 0.
+    0, an infinity), and for a finite nonzero one over an infinite divisor, -1 where their signs differ, else 0
+    (a NaN one gives NaN).
     Written out because code generation computes floor(a / b) (inf, and -0.0 for -1 / inf), and an engine's results
     must not depend on its optimization level."""
     quotient = torch.div(a, b, rounding_mode="floor")
     if not quotient.is_floating_point():
         return quotient
     past_infinity = torch.where((a < 0) != (b < 0), -1.0, 0.0).to(quotient.dtype)
-    quotient = torch.where(torch.isinf(b) & (a != 0), past_infinity, quotient)
+    quotient = torch.where(torch.isinf(b) & (a != 0) & ~torch.isnan(a), past_infinity, quotient)
     return torch.where(torch.isinf(a) & (b != 0), torch.nan, quotient)
 
 
