@@ -1,15 +1,13 @@
 """Binary element-wise converters with PyTorch's broadcasting and type promotion: arithmetic (add, sub, mul, div,
 pow, remainder, fmod), clamp, maximum/minimum, comparisons and logical ops."""
 
-import math
-
 import torch
 
 from ..conversion.args import Arg
 from ..conversion.registry import converter, converter_table
 from ..targets.dtypes import HALF_DTYPES
-from ._helpers import (broadcast_pair, cast, cast_rounded, choose, clamped, dtype_of, elementwise, promote_types,
-                       rank, to_itensor)
+from ._helpers import (broadcast_pair, cast, cast_rounded, clamped, dtype_of, elementwise, promote_types, rank,
+                       to_itensor)
 from ._math import truncated
 
 
@@ -292,36 +290,17 @@ _MODULOS = {  # schema: how the quotient rounds (floor: Python's modulo, with th
 
 
 def _modulo(ctx, node, args, rounding_mode):
-    """self - round(self / other) * other, rounding the quotient by `rounding_mode`; half dtypes compute in float32,
-    as PyTorch's do, from operands rounded to the half dtype (a float32 0-d tensor too). A float quotient rounded up
-    to a whole number (1 / 0.1 is 9.99999985 in float32, which its division rounds to 10) leaves a remainder of the
-    wrong sign: one more `other` brings it back, as C's fmod gives."""
+    """self - round(self / other) * other of integers, rounding the quotient by `rounding_mode`. A floating-point one
+    runs in PyTorch: TensorRT has no exact remainder, and that formula loses it where |self / other| passes the
+    float's precision (1e10 % 7 gave 0, eager 4) or self lies near a multiple of other (1.0 % 0.1 gave 0, eager 0.1)."""
     a, b = _operands(args)
     dtype, ops = promote_types(ctx, a, b), ctx.trt.ElementWiseOperation
-    compute = torch.float32 if dtype in HALF_DTYPES else dtype
-    a, b = (to_itensor(ctx, cast(ctx, v, dtype), compute) if isinstance(v, ctx.trt.ITensor) else v for v in (a, b))
+    if dtype.is_floating_point:
+        raise NotImplementedError(f"a {dtype} {node.kind().split('::')[1]}: TensorRT has no exact floating-point "
+                                  "remainder, and self - round(self / other) * other loses it")
+    a, b = (cast(ctx, v, dtype) if isinstance(v, ctx.trt.ITensor) else v for v in (a, b))
     quotient = _divide(ctx, a, b, rounding_mode)
-    remainder = elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, compute), ops.SUB, compute)
-    if compute.is_floating_point:
-        remainder = _float_remainder(ctx, a, b, quotient, remainder, rounding_mode == "trunc", compute)
-    return ctx.set_output(node, [cast(ctx, remainder, dtype)])
-
-
-def _float_remainder(ctx, a, b, quotient, remainder, fmod, dtype):
-    """`remainder` = a - quotient * b set right: with the sign of a (fmod) or of b (remainder), a zero one with a's
-    sign, as C's fmod gives it; and where b is infinite, a (fmod), or a where it has b's sign and b where not
-    (remainder), NaN where a is infinite too."""
-    ops, isinf = ctx.trt.ElementWiseOperation, ctx.trt.UnaryOperation.ISINF
-    wrong = _compare(ctx, elementwise(ctx, remainder, a if fmod else b, ops.PROD, dtype), 0, "LESS")
-    step = elementwise(ctx, ctx.net.add_unary(quotient, ctx.trt.UnaryOperation.SIGN).get_output(0), b, ops.PROD,
-                       dtype) if fmod else b
-    remainder = choose(ctx, wrong, elementwise(ctx, remainder, step, ops.SUM, dtype), remainder, dtype)
-    signed_zero = elementwise(ctx, a, 0.0, ops.PROD, dtype) if isinstance(a, ctx.trt.ITensor) else a * 0.0
-    remainder = choose(ctx, _compare(ctx, remainder, 0, "EQUAL"), signed_zero, remainder, dtype)
-    kept = a if fmod else choose(ctx, _compare(ctx, elementwise(ctx, a, b, ops.PROD, dtype), 0, "LESS"), b, a, dtype)
-    kept = choose(ctx, ctx.net.add_unary(to_itensor(ctx, a, dtype), isinf).get_output(0), math.nan, kept, dtype)
-    infinite = ctx.net.add_unary(to_itensor(ctx, b, dtype), isinf).get_output(0)
-    return choose(ctx, infinite, kept, remainder, dtype)
+    return ctx.set_output(node, [elementwise(ctx, a, elementwise(ctx, quotient, b, ops.PROD, dtype), ops.SUB, dtype)])
 
 
 converter_table(_MODULOS, _modulo, "self - round(self / other) * other, the quotient rounded by {}.")
