@@ -148,6 +148,8 @@ EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise
      [torch.tensor([-INF, 4.0, 0.0])]),
     ("pow_int_squared_past_float32", lambda a: a ** 2, {"aten::pow"}, [torch.tensor([12345, -3, 2 ** 20])]),
     ("pow_int_cubed", lambda a: a ** 3, {"aten::pow"}, [torch.tensor([1234, -3, 7], dtype=torch.int32)]),
+    ("rounded_half_divisions_by_a_python_float", lambda a: (a // 0.1, torch.div(a, -0.3, rounding_mode="trunc")),
+     {"aten::floor_divide", "aten::div"}, [torch.tensor([-7.5, 3.7, 100.3], dtype=torch.float16)]),
     ("floor_divide_nan_by_infinity_is_nan", lambda a, inf: (a // inf, torch.div(a, -inf, rounding_mode="floor")),
      {"aten::floor_divide", "aten::div", "aten::neg"}, [torch.tensor([float("nan"), 5.0, -5.0]), torch.tensor(INF)]),
     ("log1p_and_expm1_of_large_values", lambda a, b: (torch.log1p(a), torch.expm1(b)), {"aten::log1p", "aten::expm1"},

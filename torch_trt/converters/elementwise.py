@@ -89,15 +89,18 @@ def mul(ctx, node, args):
 
 
 def _divide(ctx, a, b, rounding_mode):
-    """PyTorch division: true division promotes integers to float; trunc and floor keep the dtype."""
+    """PyTorch division: true division promotes integers to float; trunc and floor keep the dtype. A half one rounds
+    the float32 quotient, of a Python number at float32's precision, as PyTorch's does: a // 0.1 of a half -7.5 is -75,
+    where the quotient of the half 0.1 (0.09998) rounds down to -76."""
     ops = ctx.trt.ElementWiseOperation
     dtype = promote_types(ctx, a, b)
     if rounding_mode is None:
         return _scaled_by_scalar(ctx, a, b, ops.DIV, dtype if dtype.is_floating_point else torch.float32)
+    compute = torch.float32 if dtype in HALF_DTYPES else dtype
     if rounding_mode == "floor":
-        return _scaled_by_scalar(ctx, a, b, ops.FLOOR_DIV, dtype)
-    quotient = _scaled_by_scalar(ctx, a, b, ops.DIV, dtype)
-    return truncated(ctx, quotient) if dtype.is_floating_point else quotient  # integer DIV truncates toward zero
+        return cast(ctx, elementwise(ctx, a, b, ops.FLOOR_DIV, compute), dtype)
+    quotient = elementwise(ctx, a, b, ops.DIV, compute)  # integer DIV truncates toward zero
+    return cast(ctx, truncated(ctx, quotient) if dtype.is_floating_point else quotient, dtype)
 
 
 _DIVISIONS = {  # schema: its rounding mode, unless the schema takes one
