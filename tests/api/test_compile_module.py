@@ -151,6 +151,30 @@ def test_an_already_frozen_module_gets_a_clear_error():
         torch_trt.compile(frozen, [torch.randn(2, 3)], target="reference")
 
 
+class HalfGelu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class CallsAnAutogradFunction(nn.Module):
+    """Not scriptable (*args), and its trace records the Function's apply as a prim::PythonOp (BLOOM's GeLU)."""
+
+    def forward(self, x, *rest):
+        return HalfGelu.apply(x * 2 + 1) * 3
+
+
+@pytest.mark.parametrize("entry", [torch_trt.compile, torch_trt.explain], ids=["compile", "explain"])
+def test_a_traced_call_of_an_autograd_function_is_refused_naming_it(entry):
+    """compile failed in torch.jit.save after building the engines (explain planned two around the call)."""
+    with pytest.raises(LoweringError, match="calls the Python function HalfGelu .a torch.autograd.Function., which"):
+        entry(CallsAnAutogradFunction(), [torch.randn(2, 3)], **REFERENCE)
+
+
 class CountsItsCalls(nn.Module):
     def __init__(self):
         super().__init__()

@@ -70,10 +70,20 @@ def prepare(module, inputs, options):
         scripted = to_script_module(module, examples, settings.allow_traced_control_flow, other_sizes, unequal_sizes)
         _refuse_embedding_calls_with_max_norm(scripted)
         frozen = torch.jit.freeze(scripted, optimize_numerics=False)
+    _refuse_python_calls(frozen.graph, type(module).__name__)
     bind_defaults(frozen, len(specs))
     fold_frozen_convolutions(frozen.graph)
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
+
+
+def _refuse_python_calls(graph, name):
+    """LoweringError for a graph that calls back into Python: a trace records a torch.autograd.Function's apply as a
+    prim::PythonOp, which no engine runs and torch.jit.save cannot write."""
+    for node in graph.findAllNodes("prim::PythonOp", True):
+        raise LoweringError(f"{name} calls the Python function {node.pyname()} (a torch.autograd.Function), which a "
+                            "TorchScript module cannot save and no engine can run: compile with torch.compile(model, backend=\"tensorrt\"), which traces "
+                            "through it, or call its forward's code instead of the Function")
 
 
 def _beside_opt(spec):
