@@ -163,6 +163,24 @@ def test_training_mode_runs_in_pytorch(builds, caplog):
     assert builds == [] and "training mode" in caplog.text
 
 
+class StandardizesItsWeight(nn.Module):
+    """BiT's weight-standardized convolution: a batch norm with no running statistics, a function of its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        weight = nn.functional.batch_norm(self.conv.weight.reshape(1, 8, -1), None, None, training=True, eps=1e-6)
+        return torch.relu(nn.functional.conv2d(x, weight.reshape_as(self.conv.weight), self.conv.bias))
+
+
+def test_a_batch_norm_without_running_statistics_compiles_in_eval_mode(builds):
+    """It was refused as a training-mode op ("call model.eval()" for a model in eval mode): nothing compiled."""
+    check_compiled(StandardizesItsWeight().eval(), [[torch.randn(2, 3, 8, 8)]])
+    assert engine_calls(builds) == 1
+
+
 def test_a_graph_writing_into_its_input_runs_in_pytorch(builds):
     class AddInPlace(nn.Module):
         def forward(self, x):

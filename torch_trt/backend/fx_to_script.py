@@ -246,10 +246,19 @@ def tensor_version(tensor):
 
 
 def _check_inference_only(graph):
-    """Refuse graphs with training-mode ops, whose engine would differ from PyTorch."""
+    """Refuse graphs with training-mode ops, whose engine would differ from PyTorch: random dropout, a batch norm
+    updating running statistics. One with none to update is a function of its input (BiT standardizes its convolution
+    weights so)."""
     for node in graph.nodes():
-        if node.kind() in _TRAINING_ARGS and node.inputsAt(_TRAINING_ARGS[node.kind()]).toIValue() is not False:
+        if node.kind() in _TRAINING_ARGS and node.inputsAt(_TRAINING_ARGS[node.kind()]).toIValue() is not False \
+                and not _normalizes_by_its_own_statistics(node):
             raise UnsupportedGraph(f"{node.kind()} runs in training mode; call model.eval() before compiling")
+
+
+def _normalizes_by_its_own_statistics(node):
+    """Whether the node is a batch norm without running statistics: F.batch_norm(x, None, None, training=True)."""
+    return node.kind() == "aten::batch_norm" and all(
+        isinstance(node.inputsAt(k).type(), torch._C.NoneType) for k in (3, 4))
 
 
 def constants_digest(graph, known=()):
