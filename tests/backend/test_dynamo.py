@@ -218,6 +218,23 @@ def test_mark_dynamic_batch_builds_one_engine(builds):
     assert (spec.min_shape, spec.opt_shape, spec.max_shape) == ((1, 4), (7, 4), (40, 4))
 
 
+class ScalesAndDropsTheLastTwo(nn.Module):
+    def forward(self, x):
+        return x * 2, x[:, :-2]  # the slice views the argument: the signature asks whether it is all of its memory
+
+
+@pytest.mark.parametrize("bounds", [{}, {"min": 3, "max": 9}], ids=["unbounded", "bounded"])
+def test_a_marked_dim_is_not_specialized_by_the_results_layout(bounds):
+    """Asking whether x[:, :-2] owns its memory guarded its size to 1, so dynamo failed the compile: 'you marked
+    L['x'].size()[1] as dynamic but your code specialized it to be a constant (3)'."""
+    calls = [[torch.randn(2, width, 4)] for width in (3, 5, 8)]
+    for (x,) in calls:
+        torch._dynamo.mark_dynamic(x, 1, **bounds)
+    compiled = check_compiled(ScalesAndDropsTheLastTwo().eval(), calls)
+    x = calls[-1][0]
+    assert compiled(x)[1].data_ptr() == x.data_ptr()  # made again as the view it is in eager
+
+
 def test_unbacked_batch_from_one_builds_one_engine(builds):
     calls = batches(1, 7, 32)
     for (x,) in calls:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy
 import torch
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, statically_known_true
 from torch.multiprocessing.reductions import StorageWeakRef
 
 INPUT, BAKED, SIZE = "input", "baked", "size"
@@ -219,10 +219,22 @@ def _storage(value):
 
 
 def _owns_its_memory(value):
-    """Whether a tensor is all of its storage, contiguous from its start: a new tensor, which an engine's copy can
-    stand for."""
-    return value.storage_offset() == 0 and value.is_contiguous() and \
-        value.untyped_storage().nbytes() == value.numel() * value.element_size()
+    """Whether a tensor is all of its storage, contiguous from its start, at every size its dynamic dims may take: a
+    new tensor, which an engine's copy can stand for. Asked without guards: a guard on a dim the user marked dynamic
+    (x[:, :-2] is all of its storage only where that dim is 2) fails dynamo's compile."""
+    return statically_known_true(value.storage_offset() == 0) and \
+        statically_known_true(value.untyped_storage().nbytes() == value.numel() * value.element_size()) and \
+        _contiguous(value)
+
+
+def _contiguous(value):
+    """Whether the tensor's strides are its sizes' row-major ones (any stride for a dim of size 1), at every size."""
+    expected = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        if not (statically_known_true(size == 1) or statically_known_true(stride == expected)):
+            return False
+        expected = expected * size
+    return True
 
 
 def _shared_bases(gm, flat, placeholders):
