@@ -59,6 +59,37 @@ def test_conv(name, module, shape, dtype, device):
     check_converter(nn.Sequential(module), [torch.randn(shape, dtype=dtype)], {"aten::_convolution"}, device)
 
 
+CONV, PADDED = {"aten::_convolution"}, {"aten::_convolution", "aten::constant_pad_nd"}
+
+# Scripted, these call conv*d.padding; traced (the harness does both), _convolution_mode. An odd total of "same"
+# padding (dilation * (kernel - 1)) puts its extra zero at the far end: a constant_pad_nd before the convolution.
+STRING_PADDING = [  # id, module, input shape, dtype, converters that must run
+    ("conv1d_same", nn.Conv1d(3, 4, 3, padding="same"), (2, 3, 10), F32, CONV),
+    ("conv1d_same_even_kernel", nn.Conv1d(3, 4, 4, padding="same"), (2, 3, 9), F32, PADDED),
+    ("conv1d_valid", nn.Conv1d(3, 4, 3, stride=2, padding="valid"), (1, 3, 11), F32, CONV),
+    ("conv2d_same", nn.Conv2d(3, 8, 3, padding="same"), (2, 3, 10, 10), F32, CONV),
+    ("conv2d_same_even_kernel", nn.Conv2d(3, 4, (2, 3), padding="same"), (1, 3, 7, 8), F32, PADDED),
+    ("conv2d_same_dilation", nn.Conv2d(2, 3, 3, padding="same", dilation=2), (1, 2, 9, 9), F32, CONV),
+    ("conv2d_same_even_kernel_dilation", nn.Conv2d(2, 3, (4, 2), padding="same", dilation=(1, 3)), (1, 2, 8, 9),
+     F32, PADDED),
+    ("conv2d_same_depthwise", nn.Conv2d(4, 4, 5, padding="same", groups=4), (2, 4, 8, 8), F32, CONV),
+    ("conv2d_same_groups_even_kernel", nn.Conv2d(4, 6, 2, padding="same", groups=2), (1, 4, 6, 7), F32, PADDED),
+    ("conv2d_same_no_bias", nn.Conv2d(3, 4, 4, padding="same", bias=False), (1, 3, 6, 6), F32, PADDED),
+    ("conv2d_same_fp16", nn.Conv2d(3, 8, 3, padding="same").half(), (2, 3, 8, 8), F16, CONV),
+    ("conv2d_same_even_kernel_fp16", nn.Conv2d(3, 4, 2, padding="same").half(), (1, 3, 8, 8), F16, PADDED),
+    ("conv2d_valid", nn.Conv2d(3, 4, 3, padding="valid", dilation=2), (1, 3, 9, 9), F32, CONV),
+    ("conv3d_same", nn.Conv3d(2, 4, 3, padding="same"), (1, 2, 5, 6, 4), F32, CONV),
+    ("conv3d_same_even_kernel", nn.Conv3d(2, 2, (2, 3, 4), padding="same", bias=False), (1, 2, 4, 5, 6), F32,
+     PADDED),
+    ("conv3d_valid", nn.Conv3d(2, 4, 2, padding="valid"), (1, 2, 4, 4, 4), F32, CONV),
+]
+
+
+@pytest.mark.parametrize("name,module,shape,dtype,converters", STRING_PADDING, ids=[c[0] for c in STRING_PADDING])
+def test_conv_string_padding(name, module, shape, dtype, converters, device):
+    check_converter(nn.Sequential(module), [torch.randn(shape, dtype=dtype)], converters, device)
+
+
 def test_runtime_weight_is_refused(device):
     with pytest.raises(ConversionError, match="'weight' is a runtime tensor"):
         check_converter(lambda x, w: F.conv2d(x, w), [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)],
@@ -70,6 +101,8 @@ DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
      F32),
     ("conv2d_dynamic_spatial", nn.Conv2d(2, 3, 3, stride=2), ((1, 2, 5, 5), (1, 2, 8, 8), (1, 2, 12, 12), (1, 2, 11, 6)),
      F32),
+    ("conv2d_same_dynamic_spatial", nn.Conv2d(2, 3, (2, 3), padding="same"),
+     ((1, 2, 4, 4), (1, 2, 8, 8), (2, 2, 12, 12), (2, 2, 7, 10)), F32),
     ("conv_transpose1d_dynamic_length", nn.ConvTranspose1d(2, 3, 3, stride=2, padding=1),
      ((1, 2, 3), (2, 2, 6), (4, 2, 9), (3, 2, 8)), F32),
     ("conv_transpose2d_dynamic_batch", nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1),

@@ -3,9 +3,25 @@ import torch
 
 import torch_trt
 
-from harness import check_converter, converted_layers, dynamic_inputs
+from harness import FunctionModule, check_converter, converted_layers, dynamic_inputs, trace_only
 
 f32, f16, i32, b8 = torch.float32, torch.float16, torch.int32, torch.bool
+
+
+class InSubmodule(torch.nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.inner = FunctionModule(function)
+
+    def forward(self, *inputs):
+        return self.inner(*inputs)
+
+
+def in_traced_submodule(function):
+    """`function` called by a submodule, whose traced graph keeps the op aliases it calls (torch.multiply stays
+    aten::multiply, as in HF ConvBERT); scripting and a trace's top-level graph record their ops (aten::mul)."""
+    return trace_only(InSubmodule(function), "only a traced submodule's graph keeps op aliases")
+
 
 CASES = [  # id, function, converters, input shapes, dtype
     ("add", lambda a, b: a + b, {"aten::add"}, [(2, 3), (2, 3)], f32),
@@ -29,6 +45,12 @@ CASES = [  # id, function, converters, input shapes, dtype
     ("mul", lambda a, b: a * b, {"aten::mul"}, [(2, 3), (2, 1)], f32),
     ("mul_scalar_int", lambda a: a * 3, {"aten::mul"}, [(2, 3)], i32),
     ("mul_int_by_float", lambda a: a * 0.5, {"aten::mul"}, [(2, 3)], i32),
+    ("multiply", in_traced_submodule(lambda a, b: torch.multiply(a, b)), {"aten::mul"}, [(2, 3), (2, 1)], f32),
+    ("multiply_scalar", in_traced_submodule(lambda a: torch.multiply(a, 3)), {"aten::mul"}, [(2, 3)], i32),
+    ("multiply_in_place", in_traced_submodule(lambda a, b: (a + 1).multiply_(b)), {"aten::mul"}, [(2, 3), (3,)], f16),
+    ("aliases", in_traced_submodule(lambda a, b: (torch.divide(a, b), torch.true_divide(a, 2), torch.subtract(a, b),
+                                                  torch.greater(a, b), torch.less_equal(a, 0), torch.clip(a, -1, 1))),
+     {"aten::div", "aten::sub", "aten::gt", "aten::le", "aten::clamp"}, [(2, 3), (2, 3)], f32),
     ("div", lambda a, b: a / b, {"aten::div"}, [(2, 3), (2, 3)], f32),
     ("div_int_true", lambda a, b: a / b, {"aten::div"}, [(2, 3), (2, 3)], i32),
     ("div_trunc", lambda a, b: torch.div(a, b, rounding_mode="trunc"), {"aten::div"}, [(4, 5), (4, 5)], f32),

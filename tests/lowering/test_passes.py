@@ -5,11 +5,13 @@ from typing import List, Optional
 import pytest
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 from torch.testing import FileCheck
 
 from graph_checks import assert_ops
 
-from torch_trt.lowering.passes.convolution_forms import normalize_convolution
+from torch_trt.lowering.passes.convolution_forms import explicit_convolution_padding, normalize_convolution
 from torch_trt.lowering.passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from torch_trt.lowering.passes.fused_attention import lower_fused_attention
 from torch_trt.lowering.passes.list_comprehensions import fold_list_comprehensions
@@ -64,6 +66,13 @@ CASES = [  # id, pass, graph before, ops that must appear after, ops that must b
         %g : int = prim::Constant[value=1]()
         %y : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %s, %g)
         return (%y)""", ["aten::conv2d"], ["aten::_convolution"]),
+    ("convolution_mode_runtime_weight_kept", explicit_convolution_padding, """graph(%x : Tensor, %w : Tensor):
+        %s : int[] = prim::Constant[value=[1, 1]]()
+        %p : str = prim::Constant[value="same"]()
+        %g : int = prim::Constant[value=1]()
+        %none : NoneType = prim::Constant()
+        %y : Tensor = aten::_convolution_mode(%x, %w, %none, %s, %p, %s, %g)
+        return (%y)""", ["aten::_convolution_mode"], ["aten::_convolution("]),
     ("unused_loop", remove_dead_loops, """graph(%x : Tensor):
         %n : int = prim::Constant[value=3]()
         %t : bool = prim::Constant[value=1]()
@@ -237,3 +246,32 @@ def test_fold_list_comprehensions(function, present, absent):
     torch._C._jit_pass_lint(graph)
     assert_ops(graph, present, absent)
     assert torch._C._create_function_from_graph("folded", graph)(1.5) == function(1.5)
+
+
+class _PaddingArgument(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 3, 2, 2))
+
+    def forward(self, x, padding: str):
+        return F.conv2d(x, self.weight, None, 1, padding)
+
+
+@pytest.mark.parametrize("how", ["scripted", "traced"])
+def test_string_padding_becomes_explicit(how):
+    module = nn.Sequential(nn.Conv2d(3, 4, (2, 3), padding="same"), nn.Conv2d(4, 2, 3, padding="valid")).eval()
+    x = torch.randn(1, 3, 7, 8)
+    frozen = torch.jit.freeze(torch.jit.script(module) if how == "scripted" else torch.jit.trace(module, x))
+    explicit_convolution_padding(frozen.graph)
+    normalize_convolution(frozen.graph)
+    torch._C._jit_pass_dce(frozen.graph)
+    torch._C._jit_pass_lint(frozen.graph)
+    assert_ops(frozen.graph, ["aten::constant_pad_nd", "aten::_convolution", "aten::_convolution"],
+               ["aten::conv2d", "aten::_convolution_mode"])
+    torch.testing.assert_close(frozen(x), module(x))
+
+
+def test_padding_argument_is_kept():
+    frozen = torch.jit.freeze(torch.jit.script(_PaddingArgument().eval()))
+    explicit_convolution_padding(frozen.graph)
+    FileCheck().check("aten::conv2d").check_not("aten::_convolution").run(frozen.graph)

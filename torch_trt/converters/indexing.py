@@ -1,5 +1,5 @@
-"""Indexing and data movement converters: gather, index, expand, repeat/tile, flip, roll, split/chunk/unbind,
-pixel (un)shuffle, masked_fill, where and scatter.
+"""Indexing and data movement converters: gather, index, expand, repeat/tile/repeat_interleave, flip, roll,
+split/chunk/unbind, pixel (un)shuffle, masked_fill, where and scatter.
 
 Copies along a dim are ISliceLayers: stride 0 broadcasts (expand), SampleMode.WRAP tiles and rotates
 (repeat, roll), a negative stride reverses (flip); only the sliced axes are named, so other dims may be
@@ -14,6 +14,7 @@ import functools
 import torch
 
 from ..conversion import shape_tensors
+from ..conversion.args import Arg
 from ..conversion.registry import converter
 from ._helpers import (cast, choose, dtype_of, elementwise, normalize_dim, promote_types, rank, reshape_torch_sizes,
                        slice_axes, unsqueeze, unsqueeze_to_rank)
@@ -263,6 +264,26 @@ def tile(ctx, node, args):
     """repeat, with missing leading counts taken as 1."""
     x, dims = args[0].itensor(), shape_tensors.int_list(ctx, args["dims"])
     return ctx.set_output(node, [_tile(ctx, x, [1] * (rank(x) - len(dims)) + dims)])
+
+
+@converter("aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) "
+           "-> Tensor")
+def repeat_interleave(ctx, node, args):
+    """Each entry `repeats` times in a row along dim (of the flattened tensor when dim is None): a unit dim after dim,
+    expanded to `repeats` and merged into dim."""
+    x, repeats, dim = args[0].itensor(), args["repeats"].value, args["dim"].optional(Arg.to_int)
+    product = functools.partial(shape_tensors.arithmetic, ctx, "PROD")
+    if dim is None:
+        x, dim = reshape_torch_sizes(ctx, x, [functools.reduce(product, shape_tensors.shape_of(ctx, x), 1)]), 0
+    dim = normalize_dim(dim, rank(x))
+    shape_tensors.require(ctx, shape_tensors.at_least_zero(ctx, repeats), "repeat_interleave: repeats must be >= 0")
+    sizes = shape_tensors.shape_of(ctx, x)
+    sizes[dim] = product(sizes[dim], repeats)
+    if not args["output_size"].is_none():
+        shape_tensors.require(ctx, shape_tensors.arithmetic(ctx, "EQUAL", args["output_size"].value, sizes[dim]),
+                              "repeat_interleave: output_size must be the result's size along dim")
+    grown = _expand(ctx, unsqueeze(ctx, x, dim + 1), [-1] * (dim + 1) + [repeats] + [-1] * (rank(x) - dim - 1))
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, grown, sizes)])
 
 
 @converter("aten::flip(Tensor self, int[] dims) -> Tensor")

@@ -1,5 +1,5 @@
-"""View converters: reshape/flatten/unflatten, permute/transpose/t, squeeze/unsqueeze, each one IShuffleLayer;
-contiguous, the identity.
+"""View converters: reshape/reshape_as/flatten/unflatten, permute/transpose/t, squeeze/unsqueeze, each one
+IShuffleLayer; contiguous, the identity.
 
 Reshapes go through `_helpers.reshape_torch_sizes`, which keeps one dynamic dim (or dynamic leading dims) working
 with TensorRT's -1 (infer) and 0 (copy); sizes known only at run time (of dynamic dims) reshape through a
@@ -24,6 +24,13 @@ def _permute(ctx, node, x, order):
 def reshape(ctx, node, args):
     """Reshape to the given sizes; PyTorch's -1 is TensorRT's -1, a 0 is a zero-length dim."""
     return ctx.set_output(node, [reshape_torch_sizes(ctx, args[0].itensor(), shape_tensors.int_list(ctx, args[1]))])
+
+
+@converter("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)")
+def reshape_as(ctx, node, args):
+    """Reshape to other's shape (dynamic dims of other are read at run time)."""
+    x, other = args[0].itensor(), args["other"].itensor()
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, x, shape_tensors.shape_of(ctx, other))])
 
 
 @converter("aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")

@@ -9,12 +9,13 @@ import logging
 import torch
 
 from . import builtin
-from .passes.convolution_forms import normalize_convolution
+from .passes.convolution_forms import explicit_convolution_padding, normalize_convolution
 from .passes.fold_constant_regions import fold_constant_regions
 from .passes.functional_in_place import remove_mutation_keeping_dtypes
 from .passes.list_comprehensions import fold_list_comprehensions
 from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
+from .passes.op_aliases import normalize_op_aliases
 from .passes.remove_dead_loops import remove_dead_loops
 from .passes.remove_exception_branches import remove_exception_branches
 from .passes.remove_no_ops import remove_no_ops, view_to_reshape
@@ -27,6 +28,7 @@ PASSES = [
     builtin.inline,
     type_as_to_to,  # before remove_mutation, which would drop a write through type_as's result
     remove_mutation_keeping_dtypes,
+    normalize_op_aliases,  # after remove_mutation, which makes in-place aliases (multiply_) functional ones
     lower_fused_attention,
     remove_exception_branches,
     remove_dead_loops,
@@ -34,6 +36,7 @@ PASSES = [
     remove_no_ops,
     view_to_reshape,
     fold_traced_sizes,
+    explicit_convolution_padding,  # before normalize_convolution, which takes the int[] padding it gives
     normalize_convolution,
     unpack_linear,
     unpack_addmm,
