@@ -116,6 +116,8 @@ ROWS = [
         lambda x, y: (x * 2 & y) * 2, [_ints(3), _ints(3)]),
     Row("integer_power_of_a_tensor", "aten::pow.Tensor_Tensor", "TensorRT's POW computes in floats", "ETE",
         lambda x, y: (x * 2) ** y * 2, [_ints(3), _ints(3)]),
+    Row("remainder_of_floats", "aten::remainder.Tensor", "TensorRT has no exact floating-point remainder", "ETE",
+        lambda x, y: torch.remainder(x * 2, y) * 2, [_randn(3), _randn(3).abs() + 1]),
     Row("einsum_of_ints", "aten::einsum", "TensorRT's einsum takes float operands", "ETE",
         lambda x, y: torch.einsum("ij,jk->ik", x * 2, y) + 1, [_ints(2, 3), _ints(3, 4)]),
     Row("max_pool_of_ints", "aten::max_pool2d", " was refused: ", "ETE",  # TensorRT's pooling takes floats only
