@@ -102,6 +102,27 @@ def test_a_size_check_on_a_dynamic_dim_stays_control_flow():
         torch.testing.assert_close(compiled(x), module(x))
 
 
+class _PatchesByATracedSize(torch.nn.Module):
+    """transformers' torch_int while tracing (MobileViT's unfolding): arithmetic on a size as a 0-d tensor, read back
+    by aten::Int for a reshape."""
+
+    def forward(self, x):
+        x = torch.relu(x * 2 + 1)
+        batch, width = x.shape  # 0-d tensors while tracing
+        patches = (torch.ceil(width / 4) * 4).to(torch.int64) // 4 if torch.jit.is_tracing() else -(-width // 4)
+        return torch.relu(x.reshape(batch, patches, 4) * 3)
+
+
+def test_a_number_read_back_from_a_traced_size_folds_when_every_input_shape_is_static():
+    """The aten::Int ran in PyTorch as a read of tensor data: two engines around it."""
+    module, x = _PatchesByATracedSize().eval(), torch.randn(2, 8)
+    trace = lambda: torch.jit.trace(module, [x], check_trace=False)  # noqa: E731  (each compile freezes its own)
+    report = torch_trt.explain(trace(), [x], target="reference", min_block_size=1)
+    assert report.engine_count == 1 and not report.fallbacks, report
+    compiled = torch_trt.compile(trace(), inputs=[x], target="reference", min_block_size=1)
+    torch.testing.assert_close(compiled(x), module(x))
+
+
 class _SizedChain(torch.nn.Module):
     """Forty reshapes to the tensor's own sizes: eighty size queries, none of which decides a branch."""
 

@@ -10,8 +10,8 @@ The same holds for sizes when every input shape is static (swin's window padding
 from sizes); with a dynamic input, sizes stay values.
 
 `specialize(graph, analyze, device, static_shapes)` replaces by constants the queries whose answers
-decide something LibTorch's folding cannot see through (a branch, a loop, or an in-place write into a
-tensor they shaped: swin's attention mask), using the ranks, dtypes and sizes shape analysis sees
+decide something LibTorch's folding cannot see through (a branch, a loop, a number read back from a traced size's
+0-d tensor, or an in-place write into a tensor they shaped: swin's attention mask), using the ranks, dtypes and sizes shape analysis sees
 (`analyze()` gives {Value: TensorInfo} of top-level values; it runs the graph, so it is called only
 when there are such queries). Constant propagation then folds the conditions and inlines the
 branches taken. Other queries stay: the partitioner's evaluators compute them inside the engines.
@@ -74,15 +74,21 @@ def specialize(graph, analyze, device, static_shapes):
     return True
 
 
+# A branch or loop, or a read of a tensor's value into a number: under tracing, sizes are 0-d tensors, and arithmetic on
+# them (transformers' torch_int: ceil(h / p) * p) reaches aten::Int, which the partitioner leaves in PyTorch as a read of
+# tensor data unless it reads a constant.
+_DECIDING = {"prim::If", "prim::Loop", "aten::Int", "aten::Float", "aten::ScalarImplicit"}
+
+
 def _decides(value, inert):
-    """Whether `value` flows into a branch or loop condition, or into an in-place write. `inert` holds the values
+    """Whether `value` flows into a branch or loop condition, a number read from a tensor, or an in-place write. `inert` holds the values
     known not to, shared between calls: a walk that finds no such use settles every value it met, so the next walk
     stops there (a transformer has a hundred size queries whose walks would each cover the rest of the graph)."""
     seen, pending = {value}, [value]
     while pending:
         for use in pending.pop().uses():
             user = use.user
-            if user.kind() in ("prim::If", "prim::Loop") or writes_in_place(user) or _is_loop_condition(use):
+            if user.kind() in _DECIDING or writes_in_place(user) or _is_loop_condition(use):
                 return True
             for output in _receivers(use):
                 if output not in seen and output not in inert:
