@@ -102,6 +102,23 @@ def test_a_loaded_module_with_corrupted_engine_bytes_is_refused_while_the_origin
         loaded(x, y)
 
 
+class MasksByABoolScalar(torch.nn.Module):
+    def forward(self, mask):
+        return mask * torch.tensor(True)  # a 0-d bool constant once frozen, left in PyTorch (PROD takes no BOOL)
+
+
+def test_a_bool_scalar_constant_survives_saving():
+    """TorchScript loads a 0-d bool tensor constant back as a Python bool: the first call failed an INTERNAL ASSERT
+    ("We don't have an op for aten::mul ... Tensor, bool"), in the module compile returns and in one saved again."""
+    mask = torch.tensor([True, False])
+    compiled = torch_trt.compile(MasksByABoolScalar(), [mask], target="reference", min_block_size=1)
+    buffer = io.BytesIO()
+    torch.jit.save(compiled, buffer)
+    buffer.seek(0)
+    for module in (compiled, torch.jit.load(buffer)):
+        assert torch.equal(module(mask), mask)
+
+
 def test_save_and_load_in_a_fresh_process(tmp_path):
     compiled, x, y = _compile()
     path = tmp_path / "model.ts"

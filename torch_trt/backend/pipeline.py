@@ -57,6 +57,7 @@ def _owning_its_code(module):
     the original gives up its tensor constants. The engines themselves skip the round trip (for a large model,
     saving and loading them would take seconds): they go out as empty tensors and back in after loading.
     """
+    _saveable_bool_scalars(module.graph)
     calls = _engine_calls(module.graph)
     engines = {engine_id: call.inputsAt(1).node().t("value") for engine_id, call in calls}
     for _, call in calls:
@@ -73,6 +74,20 @@ def _owning_its_code(module):
         if constant.output().type().kind() == "TensorType":
             constant.t_("value", torch.empty(0))
     return loaded
+
+
+def _saveable_bool_scalars(graph):
+    """Make each 0-d bool tensor constant (torch.tensor(True), frozen) a uint8 one cast to bool: TorchScript loads such
+    a constant back as a Python bool, and the saved module fails its first call (an INTERNAL ASSERT on aten::mul)."""
+    for constant in graph.findAllNodes("prim::Constant"):
+        value = constant.output().toIValue() if constant.output().type().kind() == "TensorType" else None
+        if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.dim() == 0:
+            with graph.insert_point_guard(constant):
+                as_bool = graph.insertNode(graph.create("aten::to", [
+                    graph.insertConstant(value.to(torch.uint8)), graph.insertConstant(torch.bool),
+                    graph.insertConstant(False), graph.insertConstant(False), graph.insertConstant(None)]))
+            constant.output().replaceAllUsesWith(as_bool.output().setType(constant.output().type()))
+            constant.destroy()
 
 
 def _engine_calls(graph):
