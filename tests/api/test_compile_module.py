@@ -151,6 +151,32 @@ def test_an_already_frozen_module_gets_a_clear_error():
         torch_trt.compile(frozen, [torch.randn(2, 3)], target="reference")
 
 
+class EncodesToo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+    @torch.jit.export
+    def encode(self, x):
+        return self.fc(x) + 1
+
+
+def test_exported_methods_left_out_of_the_compiled_module_are_named_in_a_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        compiled = torch_trt.compile(EncodesToo().eval(), [torch.randn(2, 4)], **REFERENCE)
+    assert "EncodesToo's exported methods encode are not in the compiled module" in caplog.text
+    assert not hasattr(compiled, "encode")
+
+
+def test_a_module_without_exported_methods_warns_of_none(caplog):
+    with caplog.at_level(logging.WARNING, logger="torch_trt"):
+        torch_trt.compile(nn.MultiheadAttention(8, 2).eval(), [torch.randn(3, 2, 8)] * 3, **REFERENCE)
+    assert "exported methods" not in caplog.text  # merge_masks, which forward calls, is scripted, not exported
+
+
 class HalfGelu(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):

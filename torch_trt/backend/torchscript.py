@@ -57,6 +57,7 @@ def prepare(module, inputs, options):
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise ValueError("inputs must be a non-empty list of torch_trt.Input or example tensors")
     _refuse_embeddings_with_max_norm(module)
+    _warn_of_exported_methods(module)
     specs = [i if isinstance(i, Input) else Input.from_tensor(_as_tensor(i)) for i in inputs]
     tensors = [i for i in inputs if isinstance(i, torch.Tensor)]
     device = settings.resolved_device(next((t.device for t in tensors + list(module.parameters())), None))
@@ -75,6 +76,16 @@ def prepare(module, inputs, options):
     fold_frozen_convolutions(frozen.graph)
     fold_frozen_attributes(frozen)
     return frozen, specs, settings, device, examples
+
+
+def _warn_of_exported_methods(module):
+    """Say that methods marked @torch.jit.export are not in the compiled module, which runs forward only."""
+    exported = [name for name, method in vars(type(module)).items() if callable(method) and name != "forward" and
+                torch._jit_internal.get_torchscript_modifier(method) is torch._jit_internal.FunctionModifiers.EXPORT]
+    if exported:
+        logger.warning("%s's exported methods %s are not in the compiled module: torch_trt compiles forward only. "
+                       "Compile a module whose forward calls the one you need", type(module).__name__,
+                       ", ".join(exported))
 
 
 def _refuse_python_calls(graph, name):
