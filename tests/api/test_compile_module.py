@@ -151,6 +151,31 @@ def test_an_already_frozen_module_gets_a_clear_error():
         torch_trt.compile(frozen, [torch.randn(2, 3)], target="reference")
 
 
+class DecodesWithItsCache(nn.Module):
+    """A small Mistral returning (last_hidden_state, DynamicCache): use_cache is on by default."""
+
+    def __init__(self):
+        super().__init__()
+        import transformers
+
+        self.model = transformers.MistralModel(transformers.MistralConfig(
+            vocab_size=99, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+            intermediate_size=37, max_position_embeddings=64))
+
+    def forward(self, ids):
+        return self.model(ids, return_dict=False)
+
+
+def test_a_trace_refusing_a_result_says_why_in_a_few_words():
+    """The tracer's message printed every tensor of the result (5,700 characters) before naming the type it cannot
+    take."""
+    with pytest.raises(LoweringError) as raised:
+        torch_trt.compile(DecodesWithItsCache().eval(), [torch_trt.Input((2, 8), dtype=torch.int64)],
+                          allow_traced_control_flow=True, **REFERENCE)
+    message = str(raised.value)
+    assert "got value of type DynamicCache" in message and len(message) < 400, message
+
+
 class EncodesToo(nn.Module):
     def __init__(self):
         super().__init__()

@@ -54,7 +54,8 @@ def _checked_trace(module, examples, why_traced, allow_traced_control_flow, othe
             with torch.no_grad():
                 traced = torch.jit.trace(module, tuple(examples), check_trace=False)
         except Exception as trace_error:
-            raise LoweringError(f"could not script or trace {type(module).__name__}: {trace_error}") from trace_error
+            raise LoweringError(f"could not script or trace {type(module).__name__}: {_gist(trace_error)}") \
+                from trace_error
     tracer_warnings = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
     for w in caught:
         if not issubclass(w.category, torch.jit.TracerWarning):  # not ours to judge: show it as Python would have
@@ -74,6 +75,13 @@ def _checked_trace(module, examples, why_traced, allow_traced_control_flow, othe
     if unequal_sizes is not None:
         _check_same_trace(module, traced_text, unequal_sizes, why_traced, may_not_run=True)
     return traced
+
+
+def _gist(error, limit=500):
+    """The error's message, or where it runs past `limit` characters (the tracer prints every tensor of a result it
+    cannot take before saying why), its last line."""
+    text = str(error).strip()
+    return text if len(text) <= limit else text.splitlines()[-1].lstrip(":")
 
 
 def _eager_result_refusing_attribute_writes(module, examples, why_traced):
