@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness import check_converter, dynamic_inputs
+from harness import check_converter, dynamic_inputs, make_input
 from torch_trt.errors import ConversionError
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
@@ -96,6 +96,33 @@ def test_runtime_weight_is_refused(device):
                         {"aten::_convolution"}, device)
 
 
+def _non_finite():
+    """NaN and infinities beside finite values: each must reach only the blocks that read its position."""
+    x = torch.linspace(-2, 2, 50).reshape(1, 2, 5, 5)
+    x[0, 0, 1, 1], x[0, 1, 2, 3], x[0, 0, 4, 0] = float("nan"), float("inf"), float("-inf")
+    return x
+
+
+UNFOLD = [  # id, module, input shape (or the input itself), dtype
+    ("unfold_2x2", nn.Unfold(2), (2, 3, 6, 6), F32),
+    ("unfold_3x2_stride2", nn.Unfold((3, 2), stride=2), (1, 2, 7, 6), F32),
+    ("unfold_padding", nn.Unfold(3, padding=1), (2, 2, 5, 4), F32),
+    ("unfold_dilation", nn.Unfold(2, dilation=2), (1, 3, 7, 7), F32),
+    ("unfold_mixed", nn.Unfold((3, 2), dilation=(2, 1), padding=(1, 2), stride=(2, 3)), (2, 3, 9, 10), F32),
+    ("unfold_unbatched", nn.Unfold((2, 3), padding=1), (3, 5, 5), F32),
+    ("unfold_fp16", nn.Unfold(2, padding=1, stride=2), (2, 3, 6, 6), F16),
+    ("unfold_bf16", nn.Unfold((3, 2), dilation=2), (1, 2, 7, 6), BF16),
+    ("unfold_1x1_stride2", nn.Unfold(1, stride=2), (2, 3, 5, 4), F32),
+    ("unfold_bool", nn.Unfold(2, padding=1), (1, 2, 4, 5), torch.bool),  # eager's im2col takes no integer dtypes
+    ("unfold_non_finite", nn.Unfold(3, padding=1), _non_finite(), F32),
+]
+
+
+@pytest.mark.parametrize("name,module,shape,dtype", UNFOLD, ids=[c[0] for c in UNFOLD])
+def test_unfold(name, module, shape, dtype, device):
+    check_converter(module, [make_input(shape, dtype)], {"aten::im2col"}, device)
+
+
 DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
     ("conv2d_dynamic_batch", nn.Conv2d(3, 4, 3, padding=1), ((1, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8), (3, 3, 8, 8)),
      F32),
@@ -114,3 +141,18 @@ DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
 def test_conv_dynamic(name, module, ranges, dtype, device):
     specs, inputs = dynamic_inputs([ranges], dtype)
     check_converter(nn.Sequential(module), inputs, {"aten::_convolution"}, device, specs=specs)
+
+
+UNFOLD_DYNAMIC = [  # id, module, (min, opt, max, run) input shape, dtype
+    ("unfold_dynamic_batch", nn.Unfold((3, 2), padding=1, stride=2),
+     ((1, 2, 6, 6), (2, 2, 6, 6), (4, 2, 6, 6), (3, 2, 6, 6)), F32),
+    ("unfold_dynamic_spatial", nn.Unfold((2, 3), dilation=2, padding=1),
+     ((1, 2, 4, 5), (2, 2, 8, 8), (3, 2, 12, 12), (3, 2, 7, 10)), F32),
+    ("unfold_dynamic_unbatched", nn.Unfold(2, stride=2), ((2, 2, 2), (2, 4, 6), (2, 9, 9), (2, 7, 5)), F16),
+]
+
+
+@pytest.mark.parametrize("name,module,ranges,dtype", UNFOLD_DYNAMIC, ids=[c[0] for c in UNFOLD_DYNAMIC])
+def test_unfold_dynamic(name, module, ranges, dtype, device):
+    specs, inputs = dynamic_inputs([ranges], dtype)
+    check_converter(module, inputs, {"aten::im2col"}, device, specs=specs)

@@ -1,4 +1,5 @@
-"""Convolution converters: aten::_convolution (every conv form after lowering) as one (de)convolution layer.
+"""Convolution converters: aten::_convolution (every conv form after lowering) as one (de)convolution layer, and
+aten::im2col (nn.Unfold, a convolution's sliding blocks) as strided slices.
 
 TensorRT's windowed layers are 2-D or 3-D over [N, C, *spatial]: `_helpers.spatial_view` gives 1-D input a
 unit trailing dim and unbatched input a unit batch, `unview` takes them off again. Weights must be compile-time constants and are cast to the input's dtype (networks are strongly typed).
@@ -8,8 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from ..conversion.registry import converter
+from ..conversion.shape_tensors import arithmetic, dim_size
 from ._helpers import (cast, compute_dtype, constant_weights, dtype_of, expand, host_weights, reduced_weights,
-                       spatial_view, unview)
+                       reshape_torch_sizes, slice_axes, spatial_view, unview)
 
 
 def _output_padding(kernel, padding, dilation, output_padding):
@@ -42,3 +44,31 @@ def convolution(ctx, node, args):
     layer.num_groups, layer.stride_nd, layer.dilation_nd = groups, stride, dilation
     layer.pre_padding, layer.post_padding = padding, post
     return ctx.set_output(node, [cast(ctx, unview(ctx, layer.get_output(0), rank, n), dtype_of(ctx, x))])
+
+
+def _blocks(ctx, size, kernel, dilation, padding, stride):
+    """How many blocks fit along a dim of `size` (an int or a runtime int); at least one, as shape analysis ran eager
+    at the profile's min shape, and more size never fits fewer."""
+    reach = 2 * padding - dilation * (kernel - 1) - 1
+    return arithmetic(ctx, "SUM", arithmetic(ctx, "FLOOR_DIV", arithmetic(ctx, "SUM", size, reach), stride), 1)
+
+
+@converter("aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor")
+def im2col(ctx, node, args):
+    """nn.Unfold: one strided slice per kernel tap (padding read as zeros), exact where a one-hot convolution's NaNs
+    and infinities would reach the other taps."""
+    x = args["self"].itensor()
+    rank = len(x.shape)
+    kernel, dilation, padding, stride = (args[name].to_int_list() for name in
+                                         ("kernel_size", "dilation", "padding", "stride"))
+    axes = [rank - 2, rank - 1]
+    blocks = [_blocks(ctx, dim_size(ctx, x, axis), *values) for axis, *values in
+              zip(axes, kernel, dilation, padding, stride)]
+    mode = ctx.trt.SampleMode.FILL if any(padding) else None
+    taps = [slice_axes(ctx, x, axes, [i * dilation[0] - padding[0], j * dilation[1] - padding[1]], blocks, stride,
+                       mode).get_output(0) for i in range(kernel[0]) for j in range(kernel[1])]
+    layer = ctx.net.add_concatenation(taps)
+    layer.axis = rank - 2  # [..., C, kh * kw * H', W'] holds PyTorch's [..., C * kh * kw, H' * W'] in row-major order
+    channels = arithmetic(ctx, "PROD", dim_size(ctx, x, rank - 3), kernel[0] * kernel[1])
+    sizes = list(x.shape[:rank - 3]) + [channels, arithmetic(ctx, "PROD", *blocks)]
+    return ctx.set_output(node, [reshape_torch_sizes(ctx, layer.get_output(0), sizes, copied=rank - 3)])
