@@ -65,6 +65,14 @@ def _scaled_by_scalar(ctx, a, b, op, dtype):
     return elementwise(ctx, a, b, op, dtype)
 
 
+def _is_scalar(ctx, value):
+    """Whether PyTorch takes `value` as a scalar operand: a Python number, or a 0-d tensor (known at compile time, or
+    in float32 at run time)."""
+    if isinstance(value, ctx.trt.ITensor):
+        return rank(value) == 0 and dtype_of(ctx, value) == torch.float32
+    return not isinstance(value, torch.Tensor) or value.dim() == 0
+
+
 def _beyond(ctx, value, dtype):
     """Whether the scalar `value` (a Python number, or a 0-d tensor) needs more than half dtype `dtype` holds."""
     if isinstance(value, ctx.trt.ITensor):
@@ -89,14 +97,15 @@ def mul(ctx, node, args):
 
 
 def _divide(ctx, a, b, rounding_mode):
-    """PyTorch division: true division promotes integers to float; trunc and floor keep the dtype. A half one rounds
-    the float32 quotient, of a Python number at float32's precision, as PyTorch's does: a // 0.1 of a half -7.5 is -75,
-    where the quotient of the half 0.1 (0.09998) rounds down to -76."""
+    """PyTorch division: true division promotes integers to float; trunc and floor keep the dtype. A half tensor
+    divided by a scalar rounds the float32 quotient, the scalar at float32's precision, as PyTorch's scalar kernels do
+    (a // 0.1 of a half -7.5 is -75, where the half 0.1, 0.09998, gives -76); by a tensor, it divides in the half
+    dtype, as PyTorch does."""
     ops = ctx.trt.ElementWiseOperation
     dtype = promote_types(ctx, a, b)
     if rounding_mode is None:
         return _scaled_by_scalar(ctx, a, b, ops.DIV, dtype if dtype.is_floating_point else torch.float32)
-    compute = torch.float32 if dtype in HALF_DTYPES else dtype
+    compute = torch.float32 if dtype in HALF_DTYPES and _is_scalar(ctx, b) else dtype
     if rounding_mode == "floor":
         return cast(ctx, elementwise(ctx, a, b, ops.FLOOR_DIV, compute), dtype)
     quotient = elementwise(ctx, a, b, ops.DIV, compute)  # integer DIV truncates toward zero
