@@ -16,6 +16,9 @@ CASES = [  # id, module, input shape, dtype
     ("conv2d_depthwise", nn.Conv2d(4, 4, 3, padding=1, groups=4), (2, 4, 6, 6), F32),
     ("conv2d_dilation", nn.Conv2d(2, 3, 3, dilation=2, padding=2), (1, 2, 9, 9), F32),
     ("conv2d_1x1", nn.Conv2d(5, 2, 1), (1, 5, 4, 4), F32),
+    ("conv2d_unbatched", nn.Conv2d(3, 4, 3, padding=1), (3, 8, 8), F32),  # conv2d adds a unit batch, _convolution not
+    ("conv1d_unbatched", nn.Conv1d(2, 3, 3), (2, 9), F32),
+    ("conv_transpose2d_unbatched", nn.ConvTranspose2d(3, 2, 3, stride=2), (3, 4, 5), F32),
     ("conv2d_fp16", nn.Conv2d(3, 8, 3, padding=1).half(), (2, 3, 8, 8), F16),
     ("conv2d_bf16", nn.Conv2d(3, 8, 3, padding=1).bfloat16(), (2, 3, 8, 8), BF16),  # weights numpy cannot hold
     ("conv2d_groups_fp16", nn.Conv2d(4, 4, 3, groups=2, bias=False).half(), (1, 4, 6, 6), F16),
@@ -67,6 +70,7 @@ STRING_PADDING = [  # id, module, input shape, dtype, converters that must run
     ("conv1d_same", nn.Conv1d(3, 4, 3, padding="same"), (2, 3, 10), F32, CONV),
     ("conv1d_same_even_kernel", nn.Conv1d(3, 4, 4, padding="same"), (2, 3, 9), F32, PADDED),
     ("conv1d_valid", nn.Conv1d(3, 4, 3, stride=2, padding="valid"), (1, 3, 11), F32, CONV),
+    ("conv1d_same_even_kernel_unbatched", nn.Conv1d(2, 3, 4, padding="same"), (2, 8), F32, PADDED),
     ("conv2d_same", nn.Conv2d(3, 8, 3, padding="same"), (2, 3, 10, 10), F32, CONV),
     ("conv2d_same_even_kernel", nn.Conv2d(3, 4, (2, 3), padding="same"), (1, 3, 7, 8), F32, PADDED),
     ("conv2d_same_dilation", nn.Conv2d(2, 3, 3, padding="same", dilation=2), (1, 2, 9, 9), F32, CONV),

@@ -1,4 +1,5 @@
-"""Reduce conv1d/2d/3d, conv_transpose and convolution to the one aten::_convolution form."""
+"""Reduce conv1d/2d/3d, conv_transpose and convolution to the one aten::_convolution form (an input without its batch
+dim gets a unit one, as conv*d gives it)."""
 
 from ..rewrite import insert_int_list, matching_nodes, parse, replace_node, rewrite_pass
 
@@ -7,15 +8,34 @@ _CONVOLUTION = """%false : bool = prim::Constant[value=0]()
         %y = aten::_convolution(%x, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
         return (%y)"""
 
+# conv*d and conv_transpose*d take an input without its batch dim too, which _convolution does not: such an input
+# gets a unit batch. Specialization folds the rank check (engines take inputs of one rank), keeping one branch.
+_BATCHED_OR_NOT = """%false : bool = prim::Constant[value=0]()
+        %true : bool = prim::Constant[value=1]()
+        %batch_dim : int = prim::Constant[value=0]()
+        %rank : int = aten::dim(%x)
+        %batched_rank : int = aten::dim(%w)
+        %batched : bool = aten::eq(%rank, %batched_rank)
+        %y : Tensor = prim::If(%batched)
+          block0():
+            %y0 = aten::_convolution(%x, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
+            -> (%y0)
+          block1():
+            %x1 = aten::unsqueeze(%x, %batch_dim)
+            %y1 = aten::_convolution(%x1, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
+            %y2 = aten::squeeze(%y1, %batch_dim)
+            -> (%y2)
+        return (%y)"""
+
 _CONV = ("""graph(%x, %w, %b, %s, %p, %d, %g):
         %transposed : bool = prim::Constant[value=0]()
         %zero : int = prim::Constant[value=0]()
         %op : int[] = prim::ListConstruct(%zero)
-        """ + _CONVOLUTION)
+        """ + _BATCHED_OR_NOT)
 
 _CONV_TRANSPOSE = ("""graph(%x, %w, %b, %s, %p, %op, %g, %d):
         %transposed : bool = prim::Constant[value=1]()
-        """ + _CONVOLUTION)
+        """ + _BATCHED_OR_NOT)
 
 _GENERIC = """graph(%x, %w, %b, %s, %p, %d, %transposed, %op, %g):
         """ + _CONVOLUTION
