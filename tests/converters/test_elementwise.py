@@ -193,6 +193,10 @@ EXACT = [  # id, function, converters, inputs: values PyTorch computes otherwise
 
 # Where eager PyTorch on CUDA computes otherwise than on the CPU, and engines keep the CPU's result.
 CPU_RESULT_ONLY = {
+    "rounded_half_divisions_by_tensors": "CUDA's eager kernel divides half tensors in float32 before rounding down; "
+                                         "the CPU's rounds the quotient to half first, as the engine does",
+    "rounded_half_division_of_a_python_float": "CUDA's eager kernel takes a Python-number dividend at float32's "
+                                               "precision; the CPU's rounds it to half, as the engine does",
     "mul_half_by_a_0d_float_tensor": "CUDA's eager kernel rounds a 0-d CUDA tensor to half before the product "
                                      "(1e5 -> inf); a fused engine keeps it in float32, as TensorRT's fused kernels do",
 }
