@@ -189,8 +189,8 @@ def _warn_unmatched_executed_ops(graph, settings):
     unmatched = unmatched_executed_ops(graph, settings)
     if unmatched:
         logger.warning("torch_executed_ops keeps nothing in PyTorch for %s: no op of the lowered graph has that "
-                       "name (lowering rewrites some ops (aten::linear into aten::matmul and aten::add, aten::conv2d into "
-                       "aten::_convolution, a batch norm after a convolution folded into it). Name the ops of the "
+                       "name. Lowering rewrites some ops (aten::linear into aten::matmul and aten::add, aten::conv2d "
+                       "into aten::_convolution, a batch norm after a convolution folded into it): name the ops of the "
                        "lowered graph, which debug=True logs", " and ".join(unmatched))
 
 

@@ -93,8 +93,9 @@ def _refuse_python_calls(graph, name):
     prim::PythonOp, which no engine runs and torch.jit.save cannot write."""
     for node in graph.findAllNodes("prim::PythonOp", True):
         raise LoweringError(f"{name} calls the Python function {node.pyname()} (a torch.autograd.Function), which a "
-                            "TorchScript module cannot save and no engine can run: compile with torch.compile(model, backend=\"tensorrt\"), which traces "
-                            "through it, or call its forward's code instead of the Function")
+                            "TorchScript module cannot save and no engine can run: compile with "
+                            "torch.compile(model, backend=\"tensorrt\"), which traces through it, or call its "
+                            "forward's code instead of the Function")
 
 
 def _beside_opt(spec):
