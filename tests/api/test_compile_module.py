@@ -56,8 +56,14 @@ class ShiftsByAValueReadIntoPython(nn.Module):
         return x - float(x.min())
 
 
+class KeepsAsManyAsAreNonzero(nn.Module):
+    def forward(self, x, *rest):
+        return x.reshape(-1)[:int(x.nonzero().size(0))] + 1  # random examples have no zeros: every trace kept all
+
+
 @pytest.mark.parametrize("module,line", [(ReadsAValueIntoPython, "if x.max().item() > 0:"),
-                                         (ShiftsByAValueReadIntoPython, "return x - float(x.min())")])
+                                         (ShiftsByAValueReadIntoPython, "return x - float(x.min())"),
+                                         (KeepsAsManyAsAreNonzero, "x.reshape(-1)[:int(x.nonzero().size(0))]")])
 @pytest.mark.parametrize("sign", [1, -1], ids=["positive_example", "negative_example"])
 def test_traced_values_read_into_python_are_refused_naming_the_line(module, line, sign):
     """`.item()` and float() of a tensor stay the example's values in a trace, as an `if` on a tensor does; found

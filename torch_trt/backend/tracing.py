@@ -110,14 +110,15 @@ def _eager_result_refusing_attribute_writes(module, examples, why_traced):
 
 
 def _other_data(examples):
-    """Two example lists of the same shapes and dtypes with other values, one all positive and one all negative
-    (bools all true, then all false), so `x.max().item() > 0` and `float(x.min())` read other numbers in one of them
-    whatever the examples held."""
+    """Three example lists of the same shapes and dtypes with other values: all positive, all negative (bools all
+    true, then all false) and all zero, so `x.max().item() > 0`, `float(x.min())` and `len(x.nonzero())` read other
+    numbers in one of them whatever the examples held."""
     def signed(t, sign):
         if t.dtype == torch.bool:
             return torch.full_like(t, sign > 0)
         return sign * (t.abs() + 1)
-    return [[signed(t, sign) if isinstance(t, torch.Tensor) else t for t in examples] for sign in (1, -1)]
+    others = [[signed(t, sign) if isinstance(t, torch.Tensor) else t for t in examples] for sign in (1, -1)]
+    return others + [[torch.zeros_like(t) if isinstance(t, torch.Tensor) else t for t in examples]]
 
 
 def _trace_text(module, examples):
