@@ -195,10 +195,15 @@ class EncodesToo(nn.Module):
         return self.fc(x) + 1
 
 
-def test_exported_methods_left_out_of_the_compiled_module_are_named_in_a_warning(caplog):
+class EncodesByInheritance(EncodesToo):
+    pass
+
+
+@pytest.mark.parametrize("module", [EncodesToo, EncodesByInheritance])
+def test_exported_methods_left_out_of_the_compiled_module_are_named_in_a_warning(caplog, module):
     with caplog.at_level(logging.WARNING, logger="torch_trt"):
-        compiled = torch_trt.compile(EncodesToo().eval(), [torch.randn(2, 4)], **REFERENCE)
-    assert "EncodesToo's exported methods encode are not in the compiled module" in caplog.text
+        compiled = torch_trt.compile(module().eval(), [torch.randn(2, 4)], **REFERENCE)
+    assert f"{module.__name__}'s exported methods encode are not in the compiled module" in caplog.text
     assert not hasattr(compiled, "encode")
 
 

@@ -80,8 +80,9 @@ def prepare(module, inputs, options):
 
 def _warn_of_exported_methods(module):
     """Say that methods marked @torch.jit.export are not in the compiled module, which runs forward only."""
-    exported = [name for name, method in vars(type(module)).items() if callable(method) and name != "forward" and
-                torch._jit_internal.get_torchscript_modifier(method) is torch._jit_internal.FunctionModifiers.EXPORT]
+    modifier, export = torch._jit_internal.get_torchscript_modifier, torch._jit_internal.FunctionModifiers.EXPORT
+    exported = [name for name in dir(type(module))  # the class's and its bases' methods
+                if name != "forward" and modifier(getattr(type(module), name, None)) is export]
     if exported:
         logger.warning("%s's exported methods %s are not in the compiled module: torch_trt compiles forward only. "
                        "Compile a module whose forward calls the one you need", type(module).__name__,
