@@ -16,6 +16,7 @@ from .passes.list_comprehensions import fold_list_comprehensions
 from .passes.fused_attention import lower_fused_attention
 from .passes.matmul_forms import mm_to_matmul, unpack_addmm, unpack_linear
 from .passes.op_aliases import normalize_op_aliases
+from .passes.recurrent_states import guard_recurrent_states
 from .passes.remove_dead_loops import remove_dead_loops
 from .passes.remove_exception_branches import remove_exception_branches
 from .passes.remove_no_ops import remove_no_ops, view_to_reshape
@@ -31,6 +32,7 @@ PASSES = [
     normalize_op_aliases,  # after remove_mutation, which makes in-place aliases (multiply_) functional ones
     lower_fused_attention,
     remove_exception_branches,
+    guard_recurrent_states,  # the checks of nn.LSTM's forward that remove_exception_branches dropped
     remove_dead_loops,
     fold_list_comprehensions,
     remove_no_ops,

@@ -2,7 +2,8 @@
 `torch_trt::cast_input`, the cast of an input to the dtype its engine holds it in (truncate_long_and_double, int8);
 `torch_trt::check_input`, the check of a module input that no engine receives (stitch.py);
 `torch_trt::check_default` and `torch_trt::same_float`, the check of an argument compiled at its default
-(backend/default_arguments.py); and
+(backend/default_arguments.py); `torch_trt::check_recurrent_states`, the check of an RNN's initial states
+(lowering/passes/recurrent_states.py); and
 `torch_trt::copy_constant`, the copy of a constant a compiled graph returns (outputs.py)."""
 
 import math
@@ -71,6 +72,26 @@ def check_input(x, min_shape, max_shape, dtype, name):
 
 
 _library.impl("check_input", check_input, "CompositeExplicitAutograd")
+
+
+_library.define("check_recurrent_states(Tensor input, Tensor[] states, Tensor[] params, int num_layers, "
+                "bool bidirectional, bool batch_first, int gates) -> ()", alias_analysis="CONSERVATIVE")
+
+
+def check_recurrent_states(input, states, params, num_layers, bidirectional, batch_first, gates):
+    """Raise RuntimeError, as nn.RNN, nn.LSTM and nn.GRU do, unless each initial state (h, then c) has the shape that
+    the input and the weights give it: the layers' `gates` * hidden rows by h's size (params[1], the first
+    weight_hh), for num_layers (times two directions) and the input's batch."""
+    weight_hh = params[1]
+    batch = () if input.dim() == 2 else (input.size(0 if batch_first else 1),)
+    layers = num_layers * (2 if bidirectional else 1)
+    for index, (state, size) in enumerate(zip(states, (weight_hh.size(1), weight_hh.size(0) // gates))):
+        expected = (layers, *batch, size)
+        if tuple(state.shape) != expected:
+            raise RuntimeError(f"Expected hidden[{index}] size {expected}, got {list(state.shape)}")
+
+
+_library.impl("check_recurrent_states", check_recurrent_states, "CompositeExplicitAutograd")
 
 
 _library.define("check_default(bool is_default, str name, str default) -> ()", alias_analysis="CONSERVATIVE")
