@@ -194,8 +194,9 @@ def trace_frozen(gm, signature, args, static_sizes=False):
     """A frozen ScriptModule of the user tensors of `args`, returning the tensor results; sizes pinned if asked.
 
     The trace runs the graph once, on copies of the inputs and buffers, so a graph that writes
-    into them is refused without side effects (a write into a parameter is seen only afterwards).
-    It runs outside inference mode, where the copies have version counters.
+    into them is refused without side effects; one writing into a parameter, which is not copied, was
+    refused before anything ran it (graph_signature.py). It runs outside inference mode, where the
+    copies have version counters.
     """
     with torch.inference_mode(False), quiet_torchscript(), warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)

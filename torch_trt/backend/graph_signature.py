@@ -10,6 +10,7 @@ outputs are copies and the code that reads a graph's results may write through s
 function at a graph break, and the rest of it writes to what the graph returned).
 """
 
+import operator
 from dataclasses import dataclass
 
 import sympy
@@ -119,6 +120,8 @@ def signature_of(gm, example_inputs):
         else:
             args.append((BAKED, None))
     _refuse_numbers_read_from_tensors(gm, {node for node, kind in zip(placeholders, kinds) if kind == BAKED})
+    _refuse_writes_into_parameters(gm, [node for node, value in zip(placeholders, example_inputs)
+                                        if isinstance(value, torch.nn.Parameter)])
     try:
         outputs, output_type, hidden = _outputs(gm, symbols, placeholders)
     except GuardOnDataDependentSymNode as error:  # a result whose size follows tensor data (dynamo's capture flags)
@@ -143,6 +146,37 @@ def _refuse_numbers_read_from_tensors(gm, baked):
                                "by torch._dynamo.config.capture_scalar_outputs), which an engine would fix at this "
                                "call's value. Leave capture_scalar_outputs off: dynamo then breaks the graph there and "
                                "compiles the parts around it")
+
+
+_IN_PLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                       operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor, operator.ilshift,
+                       operator.irshift, operator.imatmul, operator.setitem}
+
+
+def _refuse_writes_into_parameters(gm, parameters):
+    """UnsupportedGraph for a graph with an in-place op on the memory of a parameter (or a view of one), before
+    anything runs it: building traces the graph on the parameters themselves (inputs and buffers are copied first),
+    and a write such as `weight.mul_(0.5)` would happen once more per build."""
+    memory = {_storage(_fake(node)) for node in parameters if _fake(node) is not None}
+    for node in gm.graph.nodes:
+        written = node.args[0] if node.args and _writes_in_place(node) else None
+        if isinstance(written, torch.fx.Node) and _fake(written) is not None and _storage(_fake(written)) in memory:
+            raise UnsupportedGraph(f"the graph writes into a parameter ({node.name}: {written.name}), which an "
+                                   "engine cannot do")
+
+
+def _writes_in_place(node):
+    """Whether the node is an in-place op on its first argument (x.mul_(2), torch.relu_(x), x += y, x[0] = y,
+    aten.add_)."""
+    if node.op == "call_method":
+        return node.target.endswith("_") and not node.target.startswith("__")
+    if node.op != "call_function":
+        return False
+    if isinstance(node.target, torch._ops.OpOverload):
+        return any(argument.alias_info is not None and argument.alias_info.is_write
+                   for argument in node.target._schema.arguments[:1])
+    name = getattr(node.target, "__name__", "")
+    return node.target in _IN_PLACE_OPERATORS or (name.endswith("_") and not name.startswith("__"))
 
 
 def _kind(node, value):
