@@ -76,7 +76,7 @@ def _is_scalar(ctx, value):
 def _beyond(ctx, value, dtype):
     """Whether the scalar `value` (a Python number, or a 0-d tensor) needs more than half dtype `dtype` holds."""
     if isinstance(value, ctx.trt.ITensor):
-        return rank(value) == 0 and dtype_of(ctx, value) == torch.float32
+        return _is_scalar(ctx, value)  # a float32 0-d tensor known at run time
     if isinstance(value, torch.Tensor):
         return value.dim() == 0 and value.is_floating_point() and _loses(value.item(), dtype)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and _loses(value, dtype)

@@ -1,8 +1,17 @@
-"""What a node writes, and what its result views: the one place lowering, partitioning and stitching ask it."""
+"""What a node writes, reads into a plain value, and what its result views: the one place lowering, partitioning
+and stitching ask it."""
 
 import functools
 
 import torch
+
+# Ops that turn tensor data into a plain value. A compile-time value may only come from constants and shapes, so
+# these run in PyTorch unless they read a constant: the value an example run saw is not the value of every call.
+DATA_READERS = frozenset({
+    "aten::Int", "aten::Float", "aten::Bool", "aten::Complex", "aten::item", "aten::tolist", "prim::tolist",
+    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::ComplexImplicit", "aten::is_nonzero",
+    "aten::equal", "aten::allclose",
+})
 
 
 def writes_in_place(node):

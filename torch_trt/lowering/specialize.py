@@ -11,9 +11,9 @@ from sizes); with a dynamic input, sizes stay values.
 
 `specialize(graph, analyze, device, static_shapes)` replaces by constants the queries whose answers
 decide something LibTorch's folding cannot see through (a branch, a loop, a number read back from a traced size's
-0-d tensor, or an in-place write into a tensor they shaped: swin's attention mask), using the ranks, dtypes and sizes shape analysis sees
-(`analyze()` gives {Value: TensorInfo} of top-level values; it runs the graph, so it is called only
-when there are such queries). Constant propagation then folds the conditions and inlines the
+0-d tensor, or an in-place write into a tensor they shaped: swin's attention mask), using the ranks, dtypes and
+sizes shape analysis sees (`analyze()` gives {Value: TensorInfo} of top-level values; it runs the graph, so it is
+called only when there are such queries). Constant propagation then folds the conditions and inlines the
 branches taken. Other queries stay: the partitioner's evaluators compute them inside the engines.
 Values computed from tensor data are never folded. Returns whether the graph changed.
 """
@@ -22,7 +22,7 @@ import torch
 
 from ..targets.dtypes import SCALAR_TYPE_CODES
 from . import builtin
-from .mutation import writes_in_place
+from .mutation import DATA_READERS, writes_in_place
 from .passes.list_comprehensions import fold_list_comprehensions
 from .rewrite import insert_int_list
 
@@ -77,13 +77,14 @@ def specialize(graph, analyze, device, static_shapes):
 # A branch or loop, or a read of a tensor's value into a number: under tracing, sizes are 0-d tensors, and arithmetic on
 # them (transformers' torch_int: ceil(h / p) * p) reaches aten::Int, which the partitioner leaves in PyTorch as a read of
 # tensor data unless it reads a constant.
-_DECIDING = {"prim::If", "prim::Loop", "aten::Int", "aten::Float", "aten::ScalarImplicit"}
+_DECIDING = {"prim::If", "prim::Loop", *DATA_READERS}
 
 
 def _decides(value, inert):
-    """Whether `value` flows into a branch or loop condition, a number read from a tensor, or an in-place write. `inert` holds the values
-    known not to, shared between calls: a walk that finds no such use settles every value it met, so the next walk
-    stops there (a transformer has a hundred size queries whose walks would each cover the rest of the graph)."""
+    """Whether `value` flows into a branch or loop condition, a number read from a tensor, or an in-place write.
+    `inert` holds the values known not to, shared between calls: a walk that finds no such use settles every value it
+    met, so the next walk stops there (a transformer has a hundred size queries whose walks would each cover the rest
+    of the graph)."""
     seen, pending = {value}, [value]
     while pending:
         for use in pending.pop().uses():

@@ -10,7 +10,7 @@ Each answer is None (the node may run in an engine) or a Reason with a code for 
 
 from ..conversion.registry import find_converter, find_evaluator, node_schema, schema_key
 from ..errors import Code, Reason
-from ..lowering.mutation import written_inputs
+from ..lowering.mutation import DATA_READERS, written_inputs
 from ..lowering.rewrite import all_nodes
 from ..targets.dtypes import ENGINE_DTYPES, TRUNCATED_DTYPES
 from .boundary import small_int_problem
@@ -31,13 +31,6 @@ def unmatched_executed_ops(graph, settings):
     return sorted(settings.torch_executed_ops - present)
 
 
-# Ops that turn tensor data into a plain value. A compile-time value may only come from constants and shapes, so
-# these run in PyTorch unless they read a constant: the value an example run saw is not the value of every call.
-DATA_READERS = frozenset({
-    "aten::Int", "aten::Float", "aten::Bool", "aten::Complex", "aten::item", "aten::tolist", "prim::tolist",
-    "aten::ScalarImplicit", "aten::IntImplicit", "aten::FloatImplicit", "aten::ComplexImplicit", "aten::is_nonzero",
-    "aten::equal", "aten::allclose",
-})
 _SCALAR_SOURCES = {"prim::Constant", "prim::NumToTensor"}  # tensors whose data is a constant or a plain value (a
 # traced `x.size(0)` is NumToTensor(size) read back by aten::Int): reading them reads no tensor data
 

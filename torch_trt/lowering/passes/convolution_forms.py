@@ -3,26 +3,27 @@ dim gets a unit one, as conv*d gives it)."""
 
 from ..rewrite import insert_int_list, matching_nodes, parse, replace_node, rewrite_pass
 
-_CONVOLUTION = """%false : bool = prim::Constant[value=0]()
+_CALL = "aten::_convolution(%{x}, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)"
+_FLAGS = """%false : bool = prim::Constant[value=0]()
         %true : bool = prim::Constant[value=1]()
-        %y = aten::_convolution(%x, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
+        """
+
+_CONVOLUTION = _FLAGS + f"""%y = {_CALL.format(x="x")}
         return (%y)"""
 
 # conv*d and conv_transpose*d take an input without its batch dim too, which _convolution does not: such an input
 # gets a unit batch. Specialization folds the rank check (engines take inputs of one rank), keeping one branch.
-_BATCHED_OR_NOT = """%false : bool = prim::Constant[value=0]()
-        %true : bool = prim::Constant[value=1]()
-        %batch_dim : int = prim::Constant[value=0]()
+_BATCHED_OR_NOT = _FLAGS + f"""%batch_dim : int = prim::Constant[value=0]()
         %rank : int = aten::dim(%x)
         %batched_rank : int = aten::dim(%w)
         %batched : bool = aten::eq(%rank, %batched_rank)
         %y : Tensor = prim::If(%batched)
           block0():
-            %y0 = aten::_convolution(%x, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
+            %y0 = {_CALL.format(x="x")}
             -> (%y0)
           block1():
             %x1 = aten::unsqueeze(%x, %batch_dim)
-            %y1 = aten::_convolution(%x1, %w, %b, %s, %p, %d, %transposed, %op, %g, %false, %false, %true, %true)
+            %y1 = {_CALL.format(x="x1")}
             %y2 = aten::squeeze(%y1, %batch_dim)
             -> (%y2)
         return (%y)"""
