@@ -84,5 +84,13 @@ class EngineBuildError(TorchTRTError):
         self.nodes = list(nodes)
 
 
+class ShapeAnalysisError(TorchTRTError):
+    """The graph could not run at a shape of the Input specs' profile; `which` names it ("min", "opt", "max")."""
+
+    def __init__(self, message, which):
+        super().__init__(message)
+        self.which = which
+
+
 class EngineIOError(TorchTRTError):
     """Inputs given to an engine do not match its IO (count, shape, dtype, device) or its bytes are bad."""

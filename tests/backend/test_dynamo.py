@@ -831,6 +831,53 @@ def test_dims_of_one_size_share_one_range(builds):
     assert [spec.min_shape[0] for spec in builds[-1][0]] == [3, 3]
 
 
+def _scores_over_cache_and_new_key(cache, key, mask):
+    """A decoding step's shapes: a KV cache of n keys, one new key, and an attention mask over all n + 1."""
+    keys = torch.cat([cache, key], 1)
+    if mask.size(1) > keys.size(1) or mask.size(1) < keys.size(1):  # guards both ways, and no single equality
+        raise ValueError("the mask must cover the cache and the new key")
+    return (keys * key).sum(-1) * mask.index_select(1, torch.arange(keys.size(1)))
+
+
+def _scores_over_mask_tail(cache, key, mask):
+    keys = torch.cat([cache, key], 1).sum(-1)
+    return keys * mask[:, -keys.size(1):]  # dynamo writes the mask's length as the cache's plus 1
+
+
+@pytest.mark.parametrize("function", [_scores_over_cache_and_new_key, _scores_over_mask_tail],
+                         ids=["guarded_apart", "written_as_cache_plus_one"])
+def test_a_mask_one_longer_than_the_cache_gets_one_dynamic_engine(builds, function):
+    """Token by token, the mask is one longer than the KV cache. Ranged alone, the mask's max was the cache's (64 and
+    64), where the graph cannot run, or no size of one alone passed dynamo's guards: either way every token built an
+    engine of its own (generate() with a left-padded batch compiled once a token)."""
+    compiled = torch.compile(function, backend="tensorrt", options=REFERENCE)
+    for length in (5, 6, 7, 9, 12, 20, 40):
+        cache, key, mask = torch.randn(2, length, 4), torch.randn(2, 1, 4), torch.randn(2, length + 1)
+        torch.testing.assert_close(compiled(cache, key, mask), function(cache, key, mask))
+    assert len(builds) == 2  # the first length, static, then every later one
+    cache_spec, _, mask_spec = builds[-1][0]
+    assert mask_spec.max_shape[1] == cache_spec.max_shape[1] + 1
+    assert mask_spec.min_shape[1] == cache_spec.min_shape[1] + 1
+
+
+class FortyPositions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.positions = nn.Embedding(40, 4)
+
+    def forward(self, x):
+        return x + self.positions(torch.arange(x.size(1)))
+
+
+def test_a_graph_that_cannot_run_at_the_max_shape_gets_a_narrower_range(builds):
+    """Dynamo does not know that 40 positions bound the length: the range's max (64) failed shape analysis, and every
+    later length got an engine of its own."""
+    check_compiled(FortyPositions().eval(), [[torch.randn(2, length, 4)] for length in (5, 6, 9, 20, 30)])
+    assert len(builds) == 2  # the first length, static, then every later one
+    (spec,), _ = builds[-1]
+    assert spec.min_shape[1] <= 6 and 30 <= spec.max_shape[1] <= 40
+
+
 def test_a_size_value_undefined_at_a_tried_size_is_no_error():
     """PVT's (s // 4) ** 2 // (8 * (s // 4)) divides by 0 at s = 3, one of the sizes tried: the compile died with
     ZeroDivisionError (BackendCompilerFailed) instead of trying the next size."""

@@ -22,8 +22,8 @@ DEFAULT_MAX_FLOOR = 64
 def input_specs(signature, tensors, settings, static=False, previous=None, min_one=None):
     """One Input per user tensor; `static` pins every dim, `previous` specs are widened to include this call.
 
-    `min_one`: the symbols whose dims may go down to 1 (None: all of them). Dims of symbols of one size in this
-    call get one range, the narrowest of theirs (equal_size_groups: the graph may need them equal).
+    `min_one`: the symbols whose dims may go down to 1 (None: all of them). The dims of tied symbols (tied_groups:
+    the graph may need them equal, or a fixed distance apart) get ranges that are one range moved.
     """
     ranges = {}
     for k, tensor in enumerate(tensors):
@@ -32,14 +32,7 @@ def input_specs(signature, tensors, settings, static=False, previous=None, min_o
             if expr is not None and not static:
                 one = min_one is None or expr.free_symbols <= min_one
                 ranges[k, d] = _range(signature.shape_env, expr, size, settings, one)
-    narrowest = {}  # size -> the narrowest range of the dims of that size that are one symbol each
-    symbol_dims = [(k, d) for k, d in ranges if isinstance(signature.input_dims[k][d], sympy.Symbol)]
-    for k, d in symbol_dims:
-        (low, high), size = ranges[k, d], tensors[k].shape[d]
-        known_low, known_high = narrowest.get(size, (low, high))
-        narrowest[size] = (max(low, known_low), min(high, known_high))
-    for k, d in symbol_dims:  # each range holds this call's size, so their intersection does too
-        ranges[k, d] = narrowest[tensors[k].shape[d]]
+    _move_tied_dims_together(signature, tensors, ranges)
     specs = []
     for k, tensor in enumerate(tensors):
         lows, highs = [], []
@@ -51,6 +44,35 @@ def input_specs(signature, tensors, settings, static=False, previous=None, min_o
             highs.append(high)
         specs.append(Input(min_shape=lows, opt_shape=tuple(tensor.shape), max_shape=highs, dtype=tensor.dtype))
     return specs
+
+
+def halfway_to_opt(specs):
+    """The specs with each max shape moved halfway to the opt shape (tied dims keep their distances: they are one
+    move from the opt shapes), or None where every max is its opt already."""
+    if all(spec.max_shape == spec.opt_shape for spec in specs):
+        return None
+    return [Input(min_shape=spec.min_shape, opt_shape=spec.opt_shape, dtype=spec.dtype,
+                  max_shape=[opt + (high - opt) // 2 for opt, high in zip(spec.opt_shape, spec.max_shape)])
+            for spec in specs]
+
+
+def _move_tied_dims_together(signature, tensors, ranges):
+    """Narrow the ranges of each tied group's dims to one range moved: the dims of its symbols move by one amount
+    within all their ranges, and a dim of a size expression of them (a mask of s0 + 1) spans that expression's values
+    over the move, so the ranges' min and max shapes are shapes the graph can run at."""
+    sizes = {symbol: tensors[k].shape[d] for symbol, (k, d) in signature.symbols.items()}
+    for group in tied_groups(signature, sizes):
+        symbol_dims = [(k, d) for k, d in ranges if signature.input_dims[k][d] in group]
+        if not symbol_dims:
+            continue
+        lowest = max(ranges[k, d][0] - tensors[k].shape[d] for k, d in symbol_dims)
+        highest = min(ranges[k, d][1] - tensors[k].shape[d] for k, d in symbol_dims)
+        for k, d in ranges:
+            expr = signature.input_dims[k][d]
+            if expr.free_symbols <= set(group):
+                ends = [int(expr.xreplace({symbol: sizes[symbol] + move for symbol in group}))
+                        for move in (lowest, highest)]
+                ranges[k, d] = min(ends), max(ends)
 
 
 def _range(shape_env, expr, size, settings, min_one):
@@ -80,26 +102,26 @@ def sizes_of(signature, args):
 
 
 def alternate_args(signature, args, specs, symbols, size_values=()):
-    """The arguments with the dims of `symbols` (of one size in `args`) at other sizes in range that pass dynamo's
-    guards: the first such size, then more until each of `size_values` (the graph's size expressions) that depends
-    on `symbols` takes another value at one of them. A trace records some size values as constants (the shift of
-    x.roll(x.size(1) // 2, 1)), and a trace at a size where such a value is the same (9 for 8) cannot show it.
+    """The arguments with the dims of `symbols` (a tied group) moved by one amount to other sizes in range that pass
+    dynamo's guards: the first such move, then more until each of `size_values` (the graph's size expressions) that
+    depends on `symbols` takes another value at one of them. A trace records some size values as constants (the shift
+    of x.roll(x.size(1) // 2, 1)), and a trace at a size where such a value is the same (9 for 8) cannot show it.
 
     Values of the resized tensors repeat along the grown dims, so indices and masks stay valid.
     """
-    places = [signature.symbols[symbol] for symbol in symbols]
-    k, d = places[0]
-    size = args[signature.input_positions[k]].shape[d]
-    low, high = max(max(specs[k].min_shape[d] for k, d in places), 2), min(specs[k].max_shape[d] for k, d in places)
     sizes = sizes_of(signature, args)
+    places = [(symbol, signature.symbols[symbol]) for symbol in symbols]
+    base = min(sizes[symbol] for symbol in symbols)
+    low = base + max(max(specs[k].min_shape[d], 2) - sizes[symbol] for symbol, (k, d) in places)
+    high = base + min(specs[k].max_shape[d] - sizes[symbol] for symbol, (k, d) in places)
     unchanged = [expr for expr in size_values if expr.free_symbols & set(symbols) and expr.free_symbols <= sizes.keys()]
     near_constants = sorted({int(c) + step for expr in unchanged for c in expr.atoms(sympy.Integer) if abs(c) > 1
                              for step in (-1, 0, 1)})  # x.size(1) == 512 differs at 512 only
     chosen = []
     for change in (*_CHANGES, lambda n: low, lambda n: high, *[lambda n, c=c: c for c in near_constants]):
-        if not low <= change(size) <= high or change(size) == size:
+        if not low <= change(base) <= high or change(base) == base:
             continue
-        values = {**sizes, **dict.fromkeys(symbols, change(size))}
+        values = {**sizes, **{symbol: sizes[symbol] + change(base) - base for symbol in symbols}}
         changed = [expr for expr in unchanged if _value(expr, values) != _value(expr, sizes)]
         if chosen and not changed:
             continue
@@ -124,13 +146,46 @@ def size_values(gm):
             if isinstance(value := node.meta.get("example_value"), (torch.SymInt, torch.SymFloat))]
 
 
-def equal_size_groups(signature, args):
-    """The symbols grouped by their size in `args`: dims that dynamo gave two symbols may still have to be equal for
-    the graph to run (a batch of ids and a batch of masks), which sizes equal here suggest; so they change together."""
-    groups = {}
-    for symbol, size in sizes_of(signature, args).items():
-        groups.setdefault(size, []).append(symbol)
-    return list(groups.values())
+def tied_groups(signature, sizes):
+    """The symbols grouped to change together, by one amount: dims that dynamo gave two symbols may still have to be
+    equal for the graph to run (a batch of ids and a batch of masks), which sizes equal here suggest, and dynamo's
+    guards may hold two symbols a fixed distance apart (an attention mask one longer than the KV cache, guarded as
+    s1 <= s0 + 1 and s1 >= s0 + 1), so that no size of one alone passes them. `sizes`: each symbol's size."""
+    group_of = {symbol: {symbol} for symbol in sizes}
+    ties = [(a, b) for a in sizes for b in sizes if a != b and sizes[a] == sizes[b]]
+    if signature.shape_env is not None:
+        ties += _fixed_distances(signature.shape_env, sizes.keys())
+    for a, b in ties:
+        if group_of[a] is not group_of[b]:
+            merged = group_of[a] | group_of[b]
+            for symbol in merged:
+                group_of[symbol] = merged
+    groups = {id(group): group for group in group_of.values()}.values()
+    return [sorted(group, key=str) for group in groups]
+
+
+def _fixed_distances(shape_env, symbols):
+    """The pairs of `symbols` that guards hold at a fixed distance: a guard `a - b + c <= 0` and its converse."""
+    at_most_zero = set()  # e with a guard e <= 0
+    for guard in shape_env.guards:
+        expr = shape_env.replace(guard.expr)  # in terms of the symbols dynamo kept
+        if isinstance(expr, (sympy.Le, sympy.Lt, sympy.Eq)):
+            difference = expr.lhs - expr.rhs + (1 if isinstance(expr, sympy.Lt) else 0)
+        elif isinstance(expr, (sympy.Ge, sympy.Gt)):
+            difference = expr.rhs - expr.lhs + (1 if isinstance(expr, sympy.Gt) else 0)
+        else:
+            continue
+        at_most_zero.add(sympy.expand(difference))
+        if isinstance(expr, sympy.Eq):
+            at_most_zero.add(sympy.expand(-difference))
+    pairs = []
+    for difference in at_most_zero:
+        free = difference.free_symbols
+        if len(free) == 2 and free <= symbols and sympy.expand(-difference) in at_most_zero:
+            a, b = sorted(free, key=str)
+            if {difference.coeff(a), difference.coeff(b)} == {1, -1}:
+                pairs.append((a, b))
+    return pairs
 
 
 _CHANGES = (lambda n: n + 1, lambda n: n + 2, lambda n: n - 1, lambda n: 2 * n, lambda n: n + 4, lambda n: n + 8)

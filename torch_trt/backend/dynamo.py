@@ -31,13 +31,14 @@ import torch
 
 from .._input import SUPPORTED_DTYPES
 from .._settings import CompileSettings
-from ..errors import TorchTRTError
+from ..errors import ShapeAnalysisError, TorchTRTError
 from ..runtime import engine_manager
 from ..runtime.direct_call import direct_engine_call
 from ..targets import resolve_target
 from . import engine_cache
 from .decompositions import decompose
-from .dynamic_shapes import alternate_args, equal_size_groups, input_specs, resized_args, size_values, sizes_of
+from .dynamic_shapes import (alternate_args, halfway_to_opt, input_specs, resized_args, size_values, sizes_of,
+                             tied_groups)
 from .fx_to_script import tensor_version, trace_frozen, traceable_copy
 from .graph_signature import UnsupportedGraph, signature_of
 from .graph_text import canonical_text, tensor_constants
@@ -226,11 +227,21 @@ class CompiledGraph:
             raise _NeedsPerShape("a graph traces differently at other input sizes; torch_trt builds one engine per "
                                  "shape")
         specs = input_specs(signature, tensors, settings, previous=previous, min_one=min_one)
-        try:
-            return self._compile(frozen, specs, device, args)
-        except TorchTRTError as error:
-            raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine per "
-                                 f"input shape. Reason: {_reason(error)}") from error
+        while True:
+            try:
+                return self._compile(frozen, specs, device, args)
+            except ShapeAnalysisError as error:
+                narrower = halfway_to_opt(specs) if error.which == "max" else None
+                if narrower is None:
+                    raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine "
+                                         f"per input shape. Reason: {_reason(error)}") from error
+                # a model's own limit (a position embedding's rows) that dynamo's bounds do not know
+                logger.info("the graph cannot run at its max shapes %s; trying max shapes halfway to this call's",
+                            [spec.max_shape for spec in specs])
+                specs = narrower
+            except TorchTRTError as error:
+                raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine per "
+                                     f"input shape. Reason: {_reason(error)}") from error
 
     def _keep(self, hit, args):
         """Add the (specs, module) built as a variant of the current set (the only one, unless PER_SHAPE), and return
@@ -285,15 +296,16 @@ class CompiledGraph:
     def _symbols_free_down_to_one(self, frozen, args, specs):
         """Trace again with each symbol's dims at other sizes (alternate_args), and at 1: the symbols that may go down
         to 1, or None when a trace at another size differs (the graph depends on that size). Both, since a size-1
-        trace alone can match by chance (x * float(x.size(1) % 2) traces the same at 1 and 3, not at 4). Symbols of
-        one size here change together (equal_size_groups)."""
-        signature, ones, values = self.signature, set(), size_values(self.gm)
-        for group in equal_size_groups(signature, args):
+        trace alone can match by chance (x * float(x.size(1) % 2) traces the same at 1 and 3, not at 4). Tied symbols
+        (tied_groups) move together, by one amount, the smallest of a group to 1."""
+        signature, ones, values, sizes = self.signature, set(), size_values(self.gm), sizes_of(self.signature, args)
+        for group in tied_groups(signature, sizes):
             others = alternate_args(signature, args, specs, group, values)
             if not others or not all(self._same_trace(frozen, other) for other in others):
                 return None
+            shift = 1 - min(sizes[symbol] for symbol in group)
             if self._same_trace(frozen, resized_args(signature, args,
-                                                     {**sizes_of(signature, args), **dict.fromkeys(group, 1)})):
+                                                     {**sizes, **{symbol: sizes[symbol] + shift for symbol in group}})):
                 ones.update(group)
         return ones
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from .._input import Input, dynamic_dim_count, shapes_by_turns
-from ..errors import TorchTRTError
+from ..errors import ShapeAnalysisError, TorchTRTError
 from ..targets.dtypes import scalar_type
 from .data_dependence import data_dependence
 from .support import is_tensor, reads_layout
@@ -208,8 +208,8 @@ def _run(function, kinds, input_specs, which, given, device, required):
         except Exception as error:  # the model rejects this data; the next fill may suit it
             errors.append(f"{fill}: {str(error).strip().splitlines()[-1]}")
     if required:
-        raise TorchTRTError(f"shape analysis could not run the lowered graph on {which}-shape example inputs made "
-                            f"from the Input specs ({'; '.join(errors)})")
+        raise ShapeAnalysisError(f"shape analysis could not run the lowered graph on {which}-shape example inputs "
+                                 f"made from the Input specs ({'; '.join(errors)})", which)
     logger.debug("shape analysis skipped a %s run: %s", which, "; ".join(errors))
     return None
 
