@@ -844,12 +844,20 @@ def _scores_over_mask_tail(cache, key, mask):
     return keys * mask[:, -keys.size(1):]  # dynamo writes the mask's length as the cache's plus 1
 
 
-@pytest.mark.parametrize("function", [_scores_over_cache_and_new_key, _scores_over_mask_tail],
-                         ids=["guarded_apart", "written_as_cache_plus_one"])
+def _scores_over_mask_head(cache, key, mask):
+    keys = torch.cat([cache, key], 1)
+    if mask.size(1) < keys.size(1):  # a guard one way: the mask may be longer
+        raise ValueError("the mask must cover the cache and the new key")
+    return (keys * key).sum(-1) * mask.index_select(1, torch.arange(keys.size(1)))
+
+
+@pytest.mark.parametrize("function", [_scores_over_cache_and_new_key, _scores_over_mask_tail, _scores_over_mask_head],
+                         ids=["guarded_apart", "written_as_cache_plus_one", "guarded_at_least_one_longer"])
 def test_a_mask_one_longer_than_the_cache_gets_one_dynamic_engine(builds, function):
     """Token by token, the mask is one longer than the KV cache. Ranged alone, the mask's max was the cache's (64 and
     64), where the graph cannot run, or no size of one alone passed dynamo's guards: either way every token built an
-    engine of its own (generate() with a left-padded batch compiled once a token)."""
+    engine of its own (generate() with a left-padded batch compiled once a token). Guarded one way only, the ranges
+    were narrowed by half until the graph ran at their max, and a later length built again."""
     compiled = torch.compile(function, backend="tensorrt", options=REFERENCE)
     for length in (5, 6, 7, 9, 12, 20, 40):
         cache, key, mask = torch.randn(2, length, 4), torch.randn(2, 1, 4), torch.randn(2, length + 1)

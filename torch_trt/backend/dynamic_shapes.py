@@ -57,11 +57,11 @@ def halfway_to_opt(specs):
 
 
 def _move_tied_dims_together(signature, tensors, ranges):
-    """Narrow the ranges of each tied group's dims to one range moved: the dims of its symbols move by one amount
-    within all their ranges, and a dim of a size expression of them (a mask of s0 + 1) spans that expression's values
-    over the move, so the ranges' min and max shapes are shapes the graph can run at."""
+    """Narrow the ranges of each tied group's dims (guards' order included) to one range moved: the dims of its symbols
+    move by one amount within all their ranges, and a dim of a size expression of them (a mask of s0 + 1) spans that
+    expression's values over the move, so the ranges' min and max shapes are shapes the graph can run at."""
     sizes = {symbol: tensors[k].shape[d] for symbol, (k, d) in signature.symbols.items()}
-    for group in tied_groups(signature, sizes):
+    for group in tied_groups(signature, sizes, ordered_too=True):
         symbol_dims = [(k, d) for k, d in ranges if signature.input_dims[k][d] in group]
         if not symbol_dims:
             continue
@@ -146,15 +146,18 @@ def size_values(gm):
             if isinstance(value := node.meta.get("example_value"), (torch.SymInt, torch.SymFloat))]
 
 
-def tied_groups(signature, sizes):
+def tied_groups(signature, sizes, ordered_too=False):
     """The symbols grouped to change together, by one amount: dims that dynamo gave two symbols may still have to be
     equal for the graph to run (a batch of ids and a batch of masks), which sizes equal here suggest, and dynamo's
     guards may hold two symbols a fixed distance apart (an attention mask one longer than the KV cache, guarded as
-    s1 <= s0 + 1 and s1 >= s0 + 1), so that no size of one alone passes them. `sizes`: each symbol's size."""
+    s1 <= s0 + 1 and s1 >= s0 + 1), so that no size of one alone passes them. `sizes`: each symbol's size.
+
+    `ordered_too`: also symbols that one guard orders (s1 >= s0 + 1): moved together from sizes that pass it, they
+    pass it at every move, so ranges moved together keep their min and max shapes within the guards."""
     group_of = {symbol: {symbol} for symbol in sizes}
     ties = [(a, b) for a in sizes for b in sizes if a != b and sizes[a] == sizes[b]]
     if signature.shape_env is not None:
-        ties += _fixed_distances(signature.shape_env, sizes.keys())
+        ties += _fixed_distances(signature.shape_env, sizes.keys(), both_ways=not ordered_too)
     for a, b in ties:
         if group_of[a] is not group_of[b]:
             merged = group_of[a] | group_of[b]
@@ -164,8 +167,9 @@ def tied_groups(signature, sizes):
     return [sorted(group, key=str) for group in groups]
 
 
-def _fixed_distances(shape_env, symbols):
-    """The pairs of `symbols` that guards hold at a fixed distance: a guard `a - b + c <= 0` and its converse."""
+def _fixed_distances(shape_env, symbols, both_ways=True):
+    """The pairs of `symbols` that guards hold at a fixed distance, a guard `a - b + c <= 0` and its converse, or (not
+    `both_ways`) at least or at most one."""
     at_most_zero = set()  # e with a guard e <= 0
     for guard in shape_env.guards:
         expr = shape_env.replace(guard.expr)  # in terms of the symbols dynamo kept
@@ -181,7 +185,7 @@ def _fixed_distances(shape_env, symbols):
     pairs = []
     for difference in at_most_zero:
         free = difference.free_symbols
-        if len(free) == 2 and free <= symbols and sympy.expand(-difference) in at_most_zero:
+        if len(free) == 2 and free <= symbols and (not both_ways or sympy.expand(-difference) in at_most_zero):
             a, b = sorted(free, key=str)
             if {difference.coeff(a), difference.coeff(b)} == {1, -1}:
                 pairs.append((a, b))
