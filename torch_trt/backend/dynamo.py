@@ -230,18 +230,16 @@ class CompiledGraph:
         while True:
             try:
                 return self._compile(frozen, specs, device, args)
-            except ShapeAnalysisError as error:
-                narrower = halfway_to_opt(specs) if error.which == "max" else None
+            except TorchTRTError as error:
+                # a model's own limit that dynamo's bounds do not know (a position embedding's rows) fails at max
+                at_max = isinstance(error, ShapeAnalysisError) and error.which == "max"
+                narrower = halfway_to_opt(specs) if at_max else None
                 if narrower is None:
                     raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine "
                                          f"per input shape. Reason: {_reason(error)}") from error
-                # a model's own limit (a position embedding's rows) that dynamo's bounds do not know
                 logger.info("the graph cannot run at its max shapes %s; trying max shapes halfway to this call's",
                             [spec.max_shape for spec in specs])
                 specs = narrower
-            except TorchTRTError as error:
-                raise _NeedsPerShape("torch_trt could not build a dynamic-shape engine, so it builds one engine per "
-                                     f"input shape. Reason: {_reason(error)}") from error
 
     def _keep(self, hit, args):
         """Add the (specs, module) built as a variant of the current set (the only one, unless PER_SHAPE), and return

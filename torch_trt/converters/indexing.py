@@ -17,11 +17,6 @@ from .slice_copies import expand_to
 from .slicing import entry, static_size
 
 
-def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
-    """slice_axes' output."""
-    return slice_axes(ctx, x, axes, starts, sizes, strides, mode).get_output(0)
-
-
 def _transpose(ctx, x, order):
     layer = ctx.net.add_shuffle(x)
     layer.first_transpose = tuple(order)
@@ -37,7 +32,7 @@ def _set_list_output(ctx, node, tensors):
 def _pieces(ctx, x, dim, sizes):
     """Consecutive slices of `sizes` along dim."""
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return [_slice_axes(ctx, x, (dim,), (start,), (size,), (1,)) for start, size in zip(starts, sizes)]
+    return [slice_axes(ctx, x, (dim,), (start,), (size,), (1,)).get_output(0) for start, size in zip(starts, sizes)]
 
 
 def _split_sizes(size, split_size):
@@ -261,7 +256,7 @@ def scatter_src(ctx, node, args):
     dim = normalize_dim(args["dim"].to_int(), rank(x))
     shape = _static_shape(index, "scatter index")
     if tuple(src.shape) != shape:
-        src = _slice_axes(ctx, src, range(len(shape)), [0] * len(shape), shape, [1] * len(shape))
+        src = slice_axes(ctx, src, range(len(shape)), [0] * len(shape), shape, [1] * len(shape)).get_output(0)
     return _scatter(ctx, node, x, dim, index, src)
 
 

@@ -14,11 +14,6 @@ from ._helpers import normalize_dim, rank, reshape_torch_sizes, slice_axes, unsq
 from .slicing import static_size
 
 
-def _slice_axes(ctx, x, axes, starts, sizes, strides, mode=None):
-    """slice_axes' output."""
-    return slice_axes(ctx, x, axes, starts, sizes, strides, mode).get_output(0)
-
-
 def expand_to(ctx, x, shape):
     """x broadcast to `shape` (-1 keeps a dim): a stride-0 slice over the dims that grow from 1."""
     if len(shape) < rank(x):
@@ -33,7 +28,7 @@ def expand_to(ctx, x, shape):
             raise ValueError(f"cannot expand dim {d} of size {x.shape[d]} to {shape[d]}: only size-1 dims grow")
     if not grown:
         return ctx.net.add_identity(x).get_output(0)
-    return _slice_axes(ctx, x, grown, [0] * len(grown), [shape[d] for d in grown], [0] * len(grown))
+    return slice_axes(ctx, x, grown, [0] * len(grown), [shape[d] for d in grown], [0] * len(grown)).get_output(0)
 
 
 def _expand_at_run_time(ctx, x, shape):
@@ -93,7 +88,7 @@ def _tile(ctx, x, repeats):
     if not axes:
         return ctx.net.add_identity(x).get_output(0)
     sizes = [shape_tensors.arithmetic(ctx, "PROD", shape_tensors.dim_size(ctx, x, d), repeats[d]) for d in axes]
-    return _slice_axes(ctx, x, axes, [0] * len(axes), sizes, [1] * len(axes), ctx.trt.SampleMode.WRAP)
+    return slice_axes(ctx, x, axes, [0] * len(axes), sizes, [1] * len(axes), ctx.trt.SampleMode.WRAP).get_output(0)
 
 
 @converter("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
@@ -137,7 +132,7 @@ def flip(ctx, node, args):
     if not dims:
         return ctx.set_output(node, ctx.net.add_identity(x))
     sizes = [static_size(x, d) for d in dims]
-    return ctx.set_output(node, [_slice_axes(ctx, x, dims, [s - 1 for s in sizes], sizes, [-1] * len(dims))])
+    return ctx.set_output(node, slice_axes(ctx, x, dims, [s - 1 for s in sizes], sizes, [-1] * len(dims)))
 
 
 @converter("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
@@ -151,7 +146,8 @@ def roll(ctx, node, args):
         shape = [static_size(x, d) for d in range(rank(x))]
         flat = reshape_torch_sizes(ctx, x, [-1])
         size = static_size(flat, 0)
-        rolled = _slice_axes(ctx, flat, (0,), ((-shifts[0]) % max(size, 1),), (size,), (1,), ctx.trt.SampleMode.WRAP)
+        start = (-shifts[0]) % max(size, 1)
+        rolled = slice_axes(ctx, flat, (0,), (start,), (size,), (1,), ctx.trt.SampleMode.WRAP).get_output(0)
         return ctx.set_output(node, [reshape_torch_sizes(ctx, rolled, shape)])
     if len(shifts) != len(dims):
         raise ValueError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
@@ -164,4 +160,4 @@ def roll(ctx, node, args):
     starts = [shape_tensors.remainder(ctx, shape_tensors.arithmetic(ctx, "SUB", 0, total[d]),
                                       size if shape_tensors.is_runtime(ctx, size) else max(size, 1))
               for d, size in zip(dims, sizes)]
-    return ctx.set_output(node, [_slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP)])
+    return ctx.set_output(node, slice_axes(ctx, x, dims, starts, sizes, [1] * len(dims), ctx.trt.SampleMode.WRAP))
